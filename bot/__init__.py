@@ -1,0 +1,1 @@
+"""incident-bot: match GPU-cluster failures against a reviewed, bilingual incident library."""

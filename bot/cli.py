@@ -1,0 +1,201 @@
+"""The command line and composition root: builds settings, storage, the service, and the chosen edge.
+
+``incident-bot`` with no subcommand runs the bot: Slack when tokens are configured, else the console.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot.case_store import CaseLibrary, load_library
+from bot.config import Settings
+from bot.console import BANNER, Console
+from bot.matcher import MatchConfig
+from bot.models import Lang
+from bot.service import IncidentService
+from bot.storage import Storage, open_storage
+
+log = logging.getLogger("incident_bot")
+
+
+def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
+    """Settings from the environment and ``.env``, with command-line overrides on top."""
+    return Settings(**(overrides or {}))
+
+
+def load_cases(directory: Path) -> CaseLibrary:
+    library = load_library(directory)
+    for problem in library.errors:
+        log.warning("case library problem: %s", problem)
+    return library
+
+
+def build_service(settings: Settings, storage: Storage | None = None) -> IncidentService:
+    """The one place where the library, storage and service are put together."""
+    library = load_cases(settings.cases_dir)
+    store = storage or open_storage(settings.effective_database_url)
+    store.migrate()
+    return IncidentService(
+        library,
+        store,
+        match_config=MatchConfig(max_bytes=settings.max_paste_bytes),
+        deadline_s=settings.match_deadline_seconds,
+        noise_window=timedelta(minutes=settings.noise_window_minutes),
+    )
+
+
+def _settings_from_args(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    if getattr(args, "cases", None):
+        overrides["CASES_DIR"] = args.cases
+    return load_settings(overrides)
+
+
+# -- subcommands --------------------------------------------------------------------------------------
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    directory = Path(args.dir) if args.dir else _settings_from_args(args).cases_dir
+    library = load_library(directory)
+    for problem in library.problems:
+        if problem.severity == "error" or args.strict or args.verbose:
+            print(problem)
+    errors = len(library.errors)
+    warnings = len(library.problems) - errors
+    print(f"{len(library)} cases loaded from {directory}: {errors} errors, {warnings} warnings")
+    return 1 if errors or (args.strict and warnings) else 0
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    service = build_service(_settings_from_args(args))
+    langs: tuple[Lang, ...] = {"en": ("en",), "ko": ("ko",), "both": ("en", "ko")}[args.lang]
+    case = service.get_case(args.id)
+    reply = service.lookup(args.id, langs)  # type: ignore[arg-type]
+    print(reply.plain)
+    return 0 if case else 1
+
+
+def _read_input(name: str, limit: int) -> bytes:
+    if name == "-":
+        return sys.stdin.buffer.read(limit + 1)
+    with open(name, "rb") as handle:
+        return handle.read(limit + 1) if limit > 64 << 20 else handle.read()
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    settings = _settings_from_args(args)
+    library = load_cases(settings.cases_dir)
+    from bot.storage.memory import MemoryStorage  # matching needs no state
+
+    service = IncidentService(
+        library,
+        MemoryStorage(),
+        match_config=MatchConfig(max_bytes=settings.max_paste_bytes),
+        deadline_s=settings.match_deadline_seconds,
+    )
+    status = 0
+    for name in args.files:
+        try:
+            data = _read_input(name, 256 << 20)
+        except OSError as exc:
+            print(f"incident-bot: cannot read {name}: {exc.strerror}", file=sys.stderr)
+            status = 2
+            continue
+        started = time.perf_counter()
+        result = service.match(data, slack_encoded=False)
+        elapsed = (time.perf_counter() - started) * 1000
+        if args.json:
+            record = {
+                "file": name,
+                "reply": result.reply,
+                "reply_case_ids": result.reply_case_ids,
+                "matches": [m.model_dump(mode="json", exclude={"title"}) for m in result.matches],
+                "truncated": result.truncated,
+                "skipped_bytes": result.skipped_bytes,
+                "timed_out": result.timed_out,
+                "elapsed_ms": round(elapsed, 2),
+            }
+            print(json.dumps(record, ensure_ascii=False))
+        else:
+            print(f"== {name} ({elapsed:.0f} ms, reply={'yes' if result.reply else 'no'})")
+            print(service.render_match(result, ("en", "ko"), explicit=True).plain)
+    return status
+
+
+def _cmd_console(args: argparse.Namespace) -> int:
+    settings = _settings_from_args(args)
+    service = build_service(settings)
+    print(BANNER.format(count=len(service.library), cases=settings.cases_dir))
+    for problem in service.library.errors:
+        print(f"  ! {problem}")
+    Console(service).run(sys.stdin)
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    settings = _settings_from_args(args)
+    if not settings.slack_enabled:
+        print("No SLACK_BOT_TOKEN configured: starting the local console instead.")
+        return _cmd_console(args)
+    from bot.slack_runtime import run_slack  # imports slack_bolt only when Slack is configured
+
+    return run_slack(settings, build_service(settings))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="incident-bot", description=__doc__)
+    parser.add_argument("--cases", help="case directory (default: CASES_DIR, else the bundled cases/)")
+    sub = parser.add_subparsers(dest="command")
+
+    cases = sub.add_parser("cases", help="work with the case library")
+    cases_sub = cases.add_subparsers(dest="cases_command", required=True)
+    validate = cases_sub.add_parser("validate", help="check every case file; non-zero exit on errors")
+    validate.add_argument("dir", nargs="?")
+    validate.add_argument("--strict", action="store_true", help="warnings (missing language, no signature) fail too")
+    validate.add_argument("-v", "--verbose", action="store_true", help="print warnings too")
+    validate.set_defaults(func=_cmd_validate)
+
+    show = sub.add_parser("show", help="print one case")
+    show.add_argument("id")
+    show.add_argument("--lang", choices=["en", "ko", "both"], default="both")
+    show.set_defaults(func=_cmd_show)
+
+    match = sub.add_parser("match", help="match log files ('-' for stdin) against the library")
+    match.add_argument("files", nargs="+")
+    match.add_argument("--json", action="store_true", help="one JSON object per input (JSON Lines)")
+    match.set_defaults(func=_cmd_match)
+
+    console = sub.add_parser("console", help="the local console")
+    console.set_defaults(func=_cmd_console)
+
+    run = sub.add_parser("run", help="run the bot: Slack if tokens are set, else the console")
+    run.set_defaults(func=_cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "func"):
+        args.func = _cmd_run
+    try:
+        result: int = args.func(args)
+    except ValidationError as exc:
+        print(f"incident-bot: invalid settings:\n{exc}", file=sys.stderr)
+        return 2
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

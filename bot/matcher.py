@@ -1,0 +1,329 @@
+"""Ranking cases for a pasted log, with the evidence, and deciding whether an unprompted reply is due.
+
+Pure: cases and compiled signatures in, ``MatchResult`` out; the only outside input is an optional
+``clock`` for the per-request deadline. Two stages, both bounded:
+
+1. Signatures. All case signatures sit in a few RE2 sets; one linear pass of each set over the cleaned
+   text says which signatures hit anywhere, then each hit is located (line and count) with its own RE2.
+2. Case text. Error-looking lines (deduplicated by shape, capped) retrieve the case error strings most
+   like them from a BM25 index, and rapidfuzz reranks that shortlist on short strings only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import re2
+from rapidfuzz import fuzz
+
+from bot.models import Case, Evidence, Match, MatchResult, Strength, Tier
+from bot.normalize import Cleaned, clean
+from bot.signatures import CompiledSignature, squash
+from bot.textindex import BM25Index
+
+Clock = Callable[[], float]
+
+_SET_SHARD = 400  # patterns per RE2 set: keeps each set's DFA small
+_SET_MAX_MEM = 64 << 20
+_ERRORISH = re.compile(
+    r"error|fail|fatal|exception|timed? ?out|killed|abort|terminat|xid|warn|panic|unable|cannot|invalid"
+    r"|unexpected|lost|exceeded|refused|\bnan\b|segmentation|core dumped|oom|sig(?:kill|term|bus|abrt)"
+    r"|exit ?code|exited|not (?:found|ready|initialized)|mismatch|insufficient",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"`([^`\n]{15,300})`|\"([^\"\n]{15,300})\"")
+_DIGITS = re.compile(r"\d{1,40}")
+_EVIDENCE_CHARS = 300
+_HITS_COUNTED = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class MatchConfig:
+    max_bytes: int = 2 << 20
+    max_candidates: int = 5
+    max_text_lines: int = 400
+    min_score: int = 15
+    strong_score: int = 60
+    reply_margin: int = 10
+    same_class_band: int = 5
+    fuzzy_floor: int = 80
+    docs_per_case: int = 16
+
+
+@dataclass(frozen=True, slots=True)
+class _Doc:
+    case_id: str
+    text: str
+    masked: str
+    strength: Strength | None
+
+
+@dataclass
+class _Tally:
+    decisive: dict[int, Evidence] = field(default_factory=dict)
+    fallout: dict[int, Evidence] = field(default_factory=dict)
+    supporting: dict[int, Evidence] = field(default_factory=dict)
+    counts: dict[int, int] = field(default_factory=dict)
+    specificity: int = 0
+    text_sim: float = 0.0
+    text_strength: Strength | None = None
+    text_evidence: Evidence | None = None
+
+
+def _mask(text: str) -> str:
+    return _DIGITS.sub("0", text.lower())
+
+
+def _evidence_line(cleaned: Cleaned, line_no: int) -> str:
+    raw = cleaned.raw_lines[line_no].strip() if line_no < len(cleaned.raw_lines) else ""
+    return raw if len(raw) <= _EVIDENCE_CHARS else raw[: _EVIDENCE_CHARS - 1] + "…"
+
+
+class Matcher:
+    """Built once from the case library; ``match`` is thread-safe and may run in an executor."""
+
+    def __init__(
+        self,
+        cases: Mapping[str, Case],
+        signatures: Sequence[CompiledSignature],
+        config: MatchConfig | None = None,
+    ) -> None:
+        self.config = config or MatchConfig()
+        self._cases = dict(cases)
+        self._signatures = list(signatures)
+        self._sets = self._build_sets(self._signatures)
+        self._text_regex: dict[int, Any] = {}
+        self._docs = self._build_docs(self._cases.values(), self._signatures)
+        self._doc_index = BM25Index([doc.text for doc in self._docs])
+
+    @property
+    def case_count(self) -> int:
+        return len(self._cases)
+
+    # -- building -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _build_sets(signatures: Sequence[CompiledSignature]) -> list[tuple[Any, list[int]]]:
+        options = re2.Options()
+        options.log_errors = False
+        options.max_mem = _SET_MAX_MEM
+        sets: list[tuple[Any, list[int]]] = []
+        for start in range(0, len(signatures), _SET_SHARD):
+            members = list(range(start, min(start + _SET_SHARD, len(signatures))))
+            regex_set = re2.Set.SearchSet(options)
+            for index in members:
+                regex_set.Add(signatures[index].set_pattern())
+            regex_set.Compile()
+            sets.append((regex_set, members))
+        return sets
+
+    def _build_docs(self, cases: Any, signatures: Sequence[CompiledSignature]) -> list[_Doc]:
+        by_case: dict[str, dict[str, Strength | None]] = defaultdict(dict)
+        for sig in signatures:
+            texts = list(self._cases[sig.case_id].signatures[sig.index].examples)
+            if sig.regex is None:
+                texts.append(sig.literal)
+            for text in texts:
+                by_case[sig.case_id].setdefault(squash(text), sig.strength)
+        for case in cases:
+            for found in _QUOTED.finditer(case.symptoms_text.en or ""):
+                by_case[case.id].setdefault(squash(found.group(1) or found.group(2)), None)
+        docs: list[_Doc] = []
+        for case_id, texts in by_case.items():
+            for text, strength in list(texts.items())[: self.config.docs_per_case]:
+                if len(text) >= 20:
+                    docs.append(_Doc(case_id, text, _mask(text), strength))
+        return docs
+
+    def _located(self, index: int) -> Any:
+        regex = self._text_regex.get(index)
+        if regex is None:
+            options = re2.Options()
+            options.log_errors = False
+            regex = re2.compile(self._signatures[index].set_pattern(), options)
+            self._text_regex[index] = regex
+        return regex
+
+    # -- matching -----------------------------------------------------------------------------------
+
+    def match(
+        self,
+        paste: str | bytes,
+        *,
+        clock: Clock | None = None,
+        deadline_s: float | None = None,
+        slack_encoded: bool = True,
+    ) -> MatchResult:
+        """Rank cases for ``paste``. Never raises for any input; bounded by the size cap and deadline."""
+        deadline = clock() + deadline_s if clock and deadline_s else None
+
+        def late() -> bool:
+            return deadline is not None and clock is not None and clock() > deadline
+
+        cleaned = clean(paste, self.config.max_bytes, slack_encoded=slack_encoded)
+        tallies: dict[str, _Tally] = defaultdict(_Tally)
+        self._scan_signatures(cleaned, tallies)
+        timed_out = late()
+        if not timed_out:
+            timed_out = self._scan_text(cleaned, tallies, late)
+        matches = self._rank(tallies)
+        reply, reply_ids = self._decide(matches)
+        return MatchResult(
+            matches=matches,
+            reply=reply,
+            reply_case_ids=reply_ids,
+            truncated=cleaned.truncated,
+            skipped_bytes=cleaned.skipped_bytes,
+            timed_out=timed_out,
+            lines_scanned=len(cleaned.raw_lines),
+        )
+
+    def _scan_signatures(self, cleaned: Cleaned, tallies: dict[str, _Tally]) -> None:
+        text = cleaned.text
+        hit: list[int] = []
+        for regex_set, members in self._sets:
+            for position in regex_set.Match(text) or ():
+                hit.append(members[position])
+        for index in hit:
+            sig = self._signatures[index]
+            first_line = -1
+            count = 0
+            for found in self._located(index).finditer(text):
+                if first_line < 0:
+                    first_line = cleaned.line_of(found.start())
+                count += 1
+                if count >= _HITS_COUNTED:
+                    break
+            if first_line < 0:  # the set matched across a line break; no single line carries it
+                continue
+            evidence = Evidence(
+                line=_evidence_line(cleaned, first_line),
+                line_no=first_line + 1,
+                matched=sig.pattern,
+                kind="signature",
+                strength=sig.strength,
+                count=count,
+            )
+            tally = tallies[sig.case_id]
+            if sig.strength is Strength.SUPPORTING:
+                tally.supporting[index] = evidence
+            elif sig.fallout:
+                tally.fallout[index] = evidence
+            else:
+                tally.decisive[index] = evidence
+            tally.counts[index] = count
+            tally.specificity += len(sig.literal)
+
+    def _candidate_lines(self, cleaned: Cleaned) -> list[int]:
+        seen: set[str] = set()
+        lines: list[int] = []
+        last = -1
+        for found in _ERRORISH.finditer(cleaned.text):
+            line_no = cleaned.line_of(found.start())
+            if line_no == last:
+                continue
+            last = line_no
+            shape = _mask(cleaned.clean_line(line_no))
+            if shape not in seen:
+                seen.add(shape)
+                lines.append(line_no)
+        cap = self.config.max_text_lines
+        if len(lines) > cap:
+            head = cap // 4
+            lines = lines[:head] + lines[-(cap - head) :]
+        return lines
+
+    def _scan_text(self, cleaned: Cleaned, tallies: dict[str, _Tally], late: Callable[[], bool]) -> bool:
+        if not self._docs:
+            return False
+        for number, line_no in enumerate(self._candidate_lines(cleaned)):
+            if number % 32 == 0 and late():
+                return True
+            line = cleaned.clean_line(line_no)
+            if len(line) < 12:
+                continue
+            masked = _mask(line)
+            for hit in self._doc_index.search(line, top=3, min_score=2.0):
+                doc = self._docs[hit.doc]
+                coverage = min(len(masked), len(doc.masked)) / len(doc.masked)
+                if coverage < 0.6:
+                    continue
+                similarity = fuzz.partial_ratio(doc.masked, masked)
+                tally = tallies[doc.case_id]
+                if similarity >= self.config.fuzzy_floor and similarity > tally.text_sim:
+                    tally.text_sim = similarity
+                    tally.text_strength = doc.strength
+                    tally.text_evidence = Evidence(
+                        line=_evidence_line(cleaned, line_no),
+                        line_no=line_no + 1,
+                        matched=doc.text,
+                        kind="text",
+                        strength=doc.strength,
+                    )
+        return False
+
+    # -- scoring ------------------------------------------------------------------------------------
+
+    def _score(self, tally: _Tally, decisive_elsewhere: bool) -> tuple[int, Tier]:
+        decisive = len(tally.decisive) + (0 if decisive_elsewhere else len(tally.fallout))
+        supporting = len(tally.supporting) + (len(tally.fallout) if decisive_elsewhere else 0)
+        if decisive:
+            return min(100, 88 + 4 * (decisive - 1) + 2 * supporting), Tier.EXACT
+        by_signature = 0 if supporting == 0 else min(70, 40 + 10 * (supporting - 1))
+        by_text = 0.0
+        if tally.text_sim >= self.config.fuzzy_floor:
+            top = 85 if tally.text_strength is Strength.DECISIVE else 62
+            span = 100 - self.config.fuzzy_floor
+            by_text = 20 + (top - 20) * (tally.text_sim - self.config.fuzzy_floor) / span
+        high, low = max(by_signature, by_text), min(by_signature, by_text)
+        score = int(min(87, high + low / 4))
+        return score, Tier.STRONG if score >= self.config.strong_score else Tier.WEAK
+
+    def _rank(self, tallies: dict[str, _Tally]) -> list[Match]:
+        decisive_cases = {case_id for case_id, tally in tallies.items() if tally.decisive}
+        scored: list[tuple[int, int, str, Match]] = []
+        for case_id, tally in tallies.items():
+            elsewhere = bool(decisive_cases - {case_id})
+            score, tier = self._score(tally, elsewhere)
+            if score < self.config.min_score:
+                continue
+            evidence = [
+                *tally.decisive.values(),
+                *tally.fallout.values(),
+                *tally.supporting.values(),
+                *([tally.text_evidence] if tally.text_evidence else []),
+            ][:3]
+            case = self._cases[case_id]
+            match = Match(
+                case_id=case_id,
+                title=case.title,
+                failure_class=case.failure_class,
+                score=score,
+                tier=tier,
+                evidence=evidence,
+            )
+            scored.append((score, tally.specificity, case_id, match))
+        scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
+        return [match for *_, match in scored[: self.config.max_candidates]]
+
+    def _decide(self, matches: list[Match]) -> tuple[bool, list[str]]:
+        if not matches or matches[0].tier is Tier.WEAK:
+            return False, []
+        best = matches[0]
+
+        def same_class(other: Match) -> bool:
+            return best.failure_class is not None and other.failure_class == best.failure_class
+
+        rivals = [m.score for m in matches[1:] if not same_class(m)]
+        if rivals and best.score - max(rivals) < self.config.reply_margin:
+            return False, []
+        close = [
+            m.case_id
+            for m in matches[1:]
+            if same_class(m) and m.tier is not Tier.WEAK and best.score - m.score <= self.config.same_class_band
+        ]
+        return True, [best.case_id, *close[:1]]

@@ -1,0 +1,354 @@
+"""Pure rendering: cases and match results to Block Kit (with the ``text`` fallback) and to plain text.
+
+Everything a user or a case file supplied is escaped for mrkdwn, and every message stays inside Block
+Kit's limits (50 blocks, 3,000 characters a section, about 12,000 in all): long fields are cut at a
+safe boundary with a pointer to the full case, so a case with very long fields still posts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.labels import TIER_TEXT, label
+from bot.models import Button, Case, Lang, Localized, Match, MatchResult, Reply
+from bot.mrkdwn import escape_mrkdwn, link, truncate
+
+SECTION_LIMIT = 3000
+MESSAGE_BUDGET = 11_000
+MAX_BLOCKS = 50
+FALLBACK_LIMIT = 3000
+_LANG_NAMES: dict[Lang, str] = {"en": "English", "ko": "한국어"}
+
+
+@dataclass
+class _Part:
+    """One section of a message: ``mrkdwn`` for Slack and ``plain`` for the console."""
+
+    mrkdwn: str
+    plain: str
+    kind: str = "section"  # section | header | context | divider
+
+
+@dataclass
+class _Doc:
+    parts: list[_Part] = field(default_factory=list)
+    full_link: str | None = None
+
+    def add(self, mrkdwn: str, plain: str, kind: str = "section") -> None:
+        if mrkdwn.strip() or kind == "divider":
+            self.parts.append(_Part(mrkdwn, plain, kind))
+
+
+def _text(loc: Localized, lang: Lang) -> tuple[str, str]:
+    """(mrkdwn, plain) for one language side, saying so when the library lacks it."""
+    value = loc.get(lang)
+    if value is None:
+        note = label("missing", lang)
+        return f"_{escape_mrkdwn(note)}_", note
+    return escape_mrkdwn(value), value
+
+
+def _bilingual(doc: _Doc, heading: str, loc: Localized, langs: Sequence[Lang]) -> None:
+    if not loc.langs():
+        return
+    for lang in langs:
+        body_md, body_plain = _text(loc, lang)
+        title = label(heading, lang)
+        doc.add(f"*{escape_mrkdwn(title)}*\n{body_md}", f"{title}\n{_indent(body_plain)}")
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" if line else "" for line in text.splitlines())
+
+
+def _title_line(case: Case, lang: Lang) -> tuple[str, str]:
+    value = case.title.get(lang) or case.title.get("en") or case.title.get("ko") or case.id
+    return escape_mrkdwn(value), value
+
+
+def _case_header(case: Case) -> str:
+    bits = [case.id, case.org or "", case.date or ""]
+    return " · ".join(bit for bit in bits if bit)
+
+
+def _remediation(doc: _Doc, case: Case, langs: Sequence[Lang], fills: dict[str, str] | None = None) -> None:
+    if not case.remediation:
+        return
+    for lang in langs:
+        heading = label("remediation", lang)
+        md_lines, plain_lines = [], []
+        for step in case.remediation:
+            body_md, body_plain = _text(step.text, lang)
+            md_lines.append(f"• {body_md}")
+            plain_lines.append(f"  - {body_plain}")
+            command = fill_template(step.template, fills or {}) if step.template else None
+            if command:
+                md_lines.append(f"    `{escape_mrkdwn(command)}`")
+                plain_lines.append(f"      $ {command}")
+        doc.add(f"*{escape_mrkdwn(heading)}*\n" + "\n".join(md_lines), heading + "\n" + "\n".join(plain_lines))
+
+
+def fill_template(template: str, values: dict[str, str]) -> str:
+    """Fill ``{node}``-style placeholders that ``values`` knows; unknown ones stay as written."""
+    out = template
+    for key, value in values.items():
+        out = out.replace("{" + key + "}", value)
+    return out
+
+
+def _sources(doc: _Doc, case: Case, langs: Sequence[Lang]) -> None:
+    if not case.sources:
+        return
+    heading = " / ".join(label("sources", lang) for lang in langs)
+    md = " · ".join(link(s.url, _short_url(s.url)) for s in case.sources[:6])
+    plain = "\n".join(f"  {s.url}" for s in case.sources[:6])
+    doc.add(f"*{escape_mrkdwn(heading)}*: {md}", f"{heading}\n{plain}", "context")
+
+
+def _short_url(url: str) -> str:
+    bare = url.split("://", 1)[-1]
+    return bare if len(bare) <= 60 else bare[:57] + "…"
+
+
+def case_reply(case: Case, langs: Sequence[Lang], buttons: Sequence[Button] = ()) -> Reply:
+    """The full case: header, title, summary, remediation, lessons, components, sources."""
+    doc = _Doc(full_link=case.link())
+    doc.add(_case_header(case), _case_header(case), "header")
+    titles_md = "\n".join(f"*{_title_line(case, lang)[0]}*" for lang in langs if case.title.get(lang))
+    titles_plain = "\n".join(_title_line(case, lang)[1] for lang in langs if case.title.get(lang))
+    doc.add(titles_md or f"*{escape_mrkdwn(case.id)}*", titles_plain or case.id)
+    _bilingual(doc, "summary", case.summary, langs)
+    _remediation(doc, case, langs)
+    _bilingual(doc, "lessons", case.lessons, langs)
+    meta = _meta_line(case, langs)
+    if meta:
+        doc.add(escape_mrkdwn(meta), meta, "context")
+    _sources(doc, case, langs)
+    fallback = f"{case.id}: {_title_line(case, langs[0])[1]}"
+    return _finish(doc, fallback, buttons, case_ids=[case.id])
+
+
+def _meta_line(case: Case, langs: Sequence[Lang]) -> str:
+    bits = []
+    if case.components:
+        bits.append(f"{label('components', langs[0])}: {', '.join(case.components)}")
+    if case.root_cause:
+        bits.append(f"{label('root_cause', langs[0])}: {case.root_cause}")
+    if case.failure_class:
+        bits.append(f"class: {case.failure_class}")
+    return " · ".join(bits)
+
+
+def _evidence_part(match: Match, lang: Lang) -> tuple[str, str]:
+    heading = label("evidence", lang)
+    md_lines, plain_lines = [], []
+    for ev in match.evidence[:2]:
+        times = f" (×{ev.count})" if ev.count > 1 else ""
+        md_lines.append(f"> {escape_mrkdwn(ev.line)}")
+        md_lines.append(f"_line {ev.line_no}{times} · matched_ `{escape_mrkdwn(_one_line(ev.matched, 150))}`")
+        plain_lines.append(f"  > {ev.line}")
+        plain_lines.append(f"    line {ev.line_no}{times}, matched: {_one_line(ev.matched, 150)}")
+    return f"*{heading}*\n" + "\n".join(md_lines), f"{heading}\n" + "\n".join(plain_lines)
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _tier_text(match: Match, lang: Lang) -> str:
+    return f"{TIER_TEXT[match.tier.value][lang]}, {match.score}/100"
+
+
+def match_reply(
+    result: MatchResult,
+    cases: dict[str, Case],
+    langs: Sequence[Lang],
+    *,
+    explicit: bool,
+    suspects: str | None = None,
+    fills: dict[str, str] | None = None,
+    buttons: Sequence[Button] = (),
+) -> Reply:
+    """The answer to a paste: best case with evidence and tier, runner-ups as pointers.
+
+    With ``explicit`` (a command, mention, DM or the console) a paste with no good match gets a clear
+    "no known case fits" with the closest weak candidates; unprompted pastes are gated by the caller.
+    """
+    lang = langs[0]
+    best = result.best
+    if best is None or (explicit and not result.reply and best.tier.value == "weak"):
+        return _no_match_reply(result, langs)
+    case = cases[best.case_id]
+    doc = _Doc(full_link=case.link())
+    named = [best.case_id, *[cid for cid in result.reply_case_ids if cid != best.case_id]]
+    head = " · ".join(f"{cid}" for cid in named)
+    doc.add(f"{head} — {_tier_text(best, lang)}", f"{head} — {_tier_text(best, lang)}", "header")
+    titles_md = "\n".join(f"*{_title_line(case, lg)[0]}*" for lg in langs if case.title.get(lg))
+    titles_plain = "\n".join(_title_line(case, lg)[1] for lg in langs if case.title.get(lg))
+    doc.add(titles_md, titles_plain)
+    ev_md, ev_plain = _evidence_part(best, lang)
+    doc.add(ev_md, ev_plain)
+    if suspects:
+        heading = label("suspects", lang)
+        doc.add(f"*{heading}*: {escape_mrkdwn(suspects)}", f"{heading}: {suspects}")
+    _bilingual(doc, "summary", case.summary, langs)
+    _remediation(doc, case, langs, fills)
+    _bilingual(doc, "lessons", case.lessons, langs)
+    others = [m for m in result.matches[1:3]]
+    if others:
+        heading = label("also", lang)
+        md = "\n".join(_pointer_md(m, lang) for m in others)
+        plain = "\n".join(_pointer_plain(m, lang) for m in others)
+        doc.add(f"*{heading}*\n{md}", f"{heading}\n{plain}")
+    _notes(doc, result, lang)
+    fallback = f"{best.case_id} ({_tier_text(best, lang)}): {_title_line(case, lang)[1]}"
+    return _finish(doc, fallback, buttons, case_ids=named, tier=best.tier.value)
+
+
+def _pointer_md(match: Match, lang: Lang) -> str:
+    title = match.title.get(lang) or match.title.get("en") or match.title.get("ko") or ""
+    return f"• *{match.case_id}* — {escape_mrkdwn(_one_line(title, 120))} ({_tier_text(match, lang)})"
+
+
+def _pointer_plain(match: Match, lang: Lang) -> str:
+    title = match.title.get(lang) or match.title.get("en") or match.title.get("ko") or ""
+    return f"  - {match.case_id} — {_one_line(title, 120)} ({_tier_text(match, lang)})"
+
+
+def _notes(doc: _Doc, result: MatchResult, lang: Lang) -> None:
+    notes = []
+    if result.truncated:
+        notes.append(f"The paste was {result.skipped_bytes:,} bytes over the cap: its middle was skipped.")
+    if result.timed_out:
+        notes.append("Matching hit its deadline; this is what was found in time.")
+    if notes:
+        text = " ".join(notes)
+        doc.add(f"_{escape_mrkdwn(text)}_", text, "context")
+
+
+def _no_match_reply(result: MatchResult, langs: Sequence[Lang]) -> Reply:
+    lang = langs[0]
+    doc = _Doc()
+    headline = {"en": "No known case fits this paste.", "ko": "이 로그에 맞는 알려진 사례가 없습니다."}
+    doc.add(" / ".join(headline[lg] for lg in langs), " / ".join(headline[lg] for lg in langs))
+    if result.matches:
+        heading = {"en": "Closest weak candidates", "ko": "가장 가까운 약한 후보"}[lang]
+        md = "\n".join(_pointer_md(m, lang) for m in result.matches[:3])
+        plain = "\n".join(_pointer_plain(m, lang) for m in result.matches[:3])
+        doc.add(f"*{heading}*\n{md}", f"{heading}\n{plain}")
+        for match in result.matches[:1]:
+            ev_md, ev_plain = _evidence_part(match, lang)
+            doc.add(ev_md, ev_plain)
+    _notes(doc, result, lang)
+    return _finish(doc, headline[lang], (), case_ids=[m.case_id for m in result.matches[:3]])
+
+
+def case_list_reply(cases: Iterable[Case], heading: str, langs: Sequence[Lang], empty: str) -> Reply:
+    """A short list of cases: one line each with id, date and title."""
+    lang = langs[0]
+    doc = _Doc()
+    doc.add(heading, heading, "header")
+    lines_md, lines_plain = [], []
+    for case in cases:
+        title = _title_line(case, lang)
+        when = f" ({case.date})" if case.date else ""
+        lines_md.append(f"• *{escape_mrkdwn(case.id)}*{escape_mrkdwn(when)} — {_one_md(title[0])}")
+        lines_plain.append(f"  {case.id}{when} — {_one_line(title[1], 140)}")
+    if not lines_md:
+        doc.add(escape_mrkdwn(empty), empty)
+    for start in range(0, len(lines_md), 15):
+        doc.add("\n".join(lines_md[start : start + 15]), "\n".join(lines_plain[start : start + 15]))
+    return _finish(doc, heading, ())
+
+
+def _one_md(escaped: str) -> str:
+    return truncate(" ".join(escaped.split()), 160)
+
+
+def message_reply(text: str) -> Reply:
+    """A short plain message (help, confirmations, errors): escaped, one section."""
+    return Reply(text=text[:FALLBACK_LIMIT], blocks=[_section(escape_mrkdwn(text))], plain=text)
+
+
+def unknown_id_reply(raw: str, suggestions: Sequence[Case], langs: Sequence[Lang]) -> Reply:
+    lang = langs[0]
+    intro = {"en": f"No case {raw!r} in the library.", "ko": f"라이브러리에 {raw!r} 사례가 없습니다."}
+    text = " ".join(intro[lg] for lg in langs)
+    if not suggestions:
+        return message_reply(text)
+    closest = {"en": "Closest ids", "ko": "가장 가까운 id"}[lang]
+    return case_list_reply(suggestions, f"{text} {closest}:", langs, "")
+
+
+# -- Block Kit assembly ---------------------------------------------------------------------------------
+
+
+def _section(mrkdwn: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn}}
+
+
+def _block(part: _Part, text: str) -> dict[str, Any]:
+    if part.kind == "header":
+        return {"type": "header", "text": {"type": "plain_text", "text": _one_line(part.plain, 150)}}
+    if part.kind == "context":
+        return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+    if part.kind == "divider":
+        return {"type": "divider"}
+    return _section(text)
+
+
+def _finish(
+    doc: _Doc,
+    fallback: str,
+    buttons: Sequence[Button],
+    *,
+    case_ids: list[str] | None = None,
+    tier: str | None = None,
+) -> Reply:
+    blocks: list[dict[str, Any]] = []
+    used = 0
+    room = MAX_BLOCKS - (2 if buttons else 1)
+    cut = False
+    for part in doc.parts:
+        if len(blocks) >= room or used >= MESSAGE_BUDGET:
+            cut = True
+            break
+        limit = min(SECTION_LIMIT if part.kind != "context" else 2000, MESSAGE_BUDGET - used)
+        text = truncate(part.mrkdwn, limit) if part.kind != "header" else part.mrkdwn
+        cut = cut or text != part.mrkdwn
+        blocks.append(_block(part, text))
+        used += len(text)
+    if cut:
+        more = "Cut to fit Slack's limits."
+        if doc.full_link:
+            more += " " + link(doc.full_link, "Full case")
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
+    if buttons:
+        blocks.append({"type": "actions", "elements": [_button(b) for b in buttons[:25]]})
+    plain = "\n\n".join(part.plain for part in doc.parts if part.kind != "divider")
+    return Reply(
+        text=_one_line(fallback, FALLBACK_LIMIT),
+        blocks=blocks,
+        plain=plain,
+        case_ids=case_ids or [],
+        tier=tier,
+    )
+
+
+def _button(button: Button) -> dict[str, Any]:
+    element: dict[str, Any] = {
+        "type": "button",
+        "action_id": button.action_id,
+        "text": {"type": "plain_text", "text": _one_line(button.text, 75)},
+        "value": button.value[:2000],
+    }
+    if button.style:
+        element["style"] = button.style
+    return element
+
+
+def lang_names(langs: Sequence[Lang]) -> str:
+    return " + ".join(_LANG_NAMES[lang] for lang in langs)

@@ -1,0 +1,271 @@
+"""The use cases every transport calls: look up, list, search, similar, match, preferences, replies.
+
+Slack handlers and the console both go through ``IncidentService``; neither holds logic of its own. The
+case library, matcher and search index live in one immutable snapshot that ``reload`` swaps whole, so a
+request in flight always sees one consistent library.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from rapidfuzz import fuzz, process
+
+from bot.case_store import CaseLibrary, canonical_id
+from bot.matcher import MatchConfig, Matcher
+from bot.models import Case, Lang, MatchResult, Reply
+from bot.render import case_list_reply, case_reply, match_reply, message_reply, unknown_id_reply
+from bot.storage.base import LangPref, ReplyRecord, Storage
+from bot.textindex import BM25Index
+
+HELP_TEXT = """\
+/incident IL-0427            show a case (English and Korean)
+/incident                    the most recent cases
+/incident search WORDS       search titles, summaries, components and root causes
+/incident similar ID         cases that share components, root cause or symptoms
+/incident lang en|ko|both    which language comes first in answers (both: follow your Slack locale)
+/incident auto off|on        automatic replies to pasted errors in this channel
+/incident digest             preview the next weekly digest
+/incident <pasted error>     match an error or stack trace against the library
+Paste a log in a channel the bot is in and it answers in the thread when it recognises the failure.\
+"""
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    library: CaseLibrary
+    matcher: Matcher
+    search_index: BM25Index
+    search_ids: list[str]
+
+
+def _search_text(case: Case) -> str:
+    parts = [
+        case.id,
+        case.title.en or "",
+        case.title.ko or "",
+        case.summary.en or "",
+        case.summary.ko or "",
+        " ".join(case.components),
+        case.root_cause or "",
+        case.failure_class or "",
+        case.org or "",
+    ]
+    return "\n".join(parts)
+
+
+def _snapshot(library: CaseLibrary, config: MatchConfig) -> _Snapshot:
+    ids = list(library.cases)
+    return _Snapshot(
+        library=library,
+        matcher=Matcher(library.cases, library.signatures, config),
+        search_index=BM25Index([_search_text(library.cases[i]) for i in ids], max_df_share=0.6),
+        search_ids=ids,
+    )
+
+
+def langs_for(pref: LangPref | None, locale: str | None) -> tuple[Lang, Lang]:
+    """Language order: a saved ``en``/``ko`` preference first, else the Slack locale, else English."""
+    if pref == "ko":
+        return ("ko", "en")
+    if pref == "en":
+        return ("en", "ko")
+    if locale and locale.lower().startswith("ko"):
+        return ("ko", "en")
+    return ("en", "ko")
+
+
+def _jaccard(a: Sequence[str], b: Sequence[str]) -> float:
+    left, right = set(a), set(b)
+    return len(left & right) / len(left | right) if left and right else 0.0
+
+
+class IncidentService:
+    def __init__(
+        self,
+        library: CaseLibrary,
+        storage: Storage,
+        *,
+        match_config: MatchConfig | None = None,
+        deadline_s: float = 2.0,
+        noise_window: timedelta = timedelta(minutes=60),
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._config = match_config or MatchConfig()
+        self._state = _snapshot(library, self._config)
+        self.storage = storage
+        self.deadline_s = deadline_s
+        self.noise_window = noise_window
+        self.now = now
+        self._monotonic = monotonic
+
+    # -- library ------------------------------------------------------------------------------------
+
+    @property
+    def library(self) -> CaseLibrary:
+        return self._state.library
+
+    def reload(self, library: CaseLibrary) -> None:
+        """Swap in a new library (built off to the side; requests in flight keep the old one)."""
+        self._state = _snapshot(library, self._config)
+
+    def get_case(self, raw_id: str) -> Case | None:
+        return self._state.library.get(raw_id)
+
+    def suggest_ids(self, raw: str, limit: int = 3) -> list[Case]:
+        """The ids closest to ``raw`` (same number first, then by edit similarity)."""
+        cases = self._state.library.cases
+        wanted = canonical_id(raw)
+        number = wanted.split("-")[1] if wanted else None
+        same_number = [c for cid, c in cases.items() if number and cid.endswith("-" + number)]
+        fuzzy = process.extract(raw.upper(), list(cases), scorer=fuzz.ratio, limit=limit)
+        picked = same_number + [cases[cid] for cid, _, _ in fuzzy]
+        unique = list(dict.fromkeys(c.id for c in picked))[:limit]
+        return [cases[cid] for cid in unique]
+
+    def recent_cases(self, limit: int = 10) -> list[Case]:
+        """Newest first by review date, then case date."""
+        def key(case: Case) -> tuple[str, str]:
+            return (case.review.reviewed_at or "", case.date or "")
+
+        return sorted(self._state.library, key=key, reverse=True)[:limit]
+
+    def search_cases(self, words: str, limit: int = 8) -> list[Case]:
+        state = self._state
+        hits = state.search_index.search(words, top=limit)
+        return [state.library.cases[state.search_ids[hit.doc]] for hit in hits]
+
+    def similar_cases(self, case: Case, limit: int = 5) -> list[Case]:
+        """Cases sharing failure class, components, root cause, symptoms or an explicit relation."""
+        scored: list[tuple[float, str]] = []
+        related = {str(r) for r in case.related}
+        for other in self._state.library:
+            if other.id == case.id:
+                continue
+            score = 3.0 * _jaccard(case.components, other.components)
+            score += 2.0 * _jaccard(case.symptoms, other.symptoms)
+            score += 2.5 if case.failure_class and case.failure_class == other.failure_class else 0.0
+            score += 1.0 if case.root_cause and case.root_cause == other.root_cause else 0.0
+            score += 2.0 if other.id in related or case.id in {str(r) for r in other.related} else 0.0
+            if score > 0:
+                scored.append((score, other.id))
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        return [self._state.library.cases[cid] for _, cid in scored[:limit]]
+
+    # -- matching -----------------------------------------------------------------------------------
+
+    def match(self, paste: str | bytes, *, slack_encoded: bool = True) -> MatchResult:
+        """Run the matcher under the per-request deadline. CPU-bound: async callers use an executor."""
+        return self._state.matcher.match(
+            paste, clock=self._monotonic, deadline_s=self.deadline_s, slack_encoded=slack_encoded
+        )
+
+    def render_match(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply:
+        return match_reply(result, self._state.library.cases, langs, explicit=explicit)
+
+    def should_auto_reply(self, channel: str, result: MatchResult) -> bool:
+        """An unprompted paste gets an answer only when the matcher says so, the channel has automatic
+        replies on, and the same case was not posted in this channel within the noise window."""
+        best = result.best
+        if not result.reply or best is None:
+            return False
+        if not self.storage.get_channel_auto(channel):
+            return False
+        last = self.storage.last_reply_for_case(channel, best.case_id)
+        return last is None or self.now() - last >= self.noise_window
+
+    def record_reply(
+        self, channel: str, message_ts: str, thread_ts: str, reply: Reply, source: str
+    ) -> int | None:
+        if not reply.case_ids:
+            return None
+        record = ReplyRecord(
+            channel=channel,
+            message_ts=message_ts,
+            thread_ts=thread_ts,
+            case_ids=tuple(reply.case_ids),
+            tier=reply.tier or "none",
+            created_at=self.now(),
+            source=source,
+        )
+        return self.storage.log_reply(record)
+
+    # -- commands -----------------------------------------------------------------------------------
+
+    def langs_for_user(self, user_id: str | None, locale: str | None = None) -> tuple[Lang, Lang]:
+        pref = self.storage.get_user_lang(user_id) if user_id else None
+        return langs_for(pref, locale)
+
+    def command(
+        self,
+        text: str,
+        *,
+        user_id: str | None = None,
+        channel_id: str | None = None,
+        langs: Sequence[Lang] = ("en", "ko"),
+    ) -> Reply:
+        """Answer ``/incident <text>``: one entry point for Slack and the console. Never raises for input."""
+        body = text.strip()
+        first, _, rest = body.partition(" ")
+        verb = first.lower()
+        if "\n" in first:
+            verb = ""
+        if not body:
+            return case_list_reply(self.recent_cases(), "Recent cases / 최근 사례", langs, "The library is empty.")
+        if verb in {"help", "-h", "--help", "도움말"}:
+            return message_reply(HELP_TEXT)
+        if verb == "search":
+            return self._search_reply(rest, langs)
+        if verb == "similar":
+            return self._similar_reply(rest.strip(), langs)
+        if verb == "lang":
+            return self._lang_reply(user_id, rest.strip().lower())
+        if verb == "auto":
+            return self._auto_reply(channel_id, rest.strip().lower())
+        if "\n" not in body and len(body) <= 24 and canonical_id(body):
+            return self.lookup(body, langs)
+        return self.render_match(self.match(body), langs, explicit=True)
+
+    def lookup(self, raw_id: str, langs: Sequence[Lang]) -> Reply:
+        case = self.get_case(raw_id)
+        if case is None:
+            return unknown_id_reply(raw_id.strip(), self.suggest_ids(raw_id), langs)
+        return case_reply(case, langs)
+
+    def _search_reply(self, words: str, langs: Sequence[Lang]) -> Reply:
+        if not words.strip():
+            return message_reply("Usage: /incident search WORDS")
+        found = self.search_cases(words)
+        heading = f"Search: {words.strip()[:80]}"
+        return case_list_reply(found, heading, langs, "No case matches those words.")
+
+    def _similar_reply(self, raw_id: str, langs: Sequence[Lang]) -> Reply:
+        case = self.get_case(raw_id) if raw_id else None
+        if case is None:
+            if not raw_id:
+                return message_reply("Usage: /incident similar ID")
+            return unknown_id_reply(raw_id, self.suggest_ids(raw_id), langs)
+        return case_list_reply(
+            self.similar_cases(case), f"Similar to {case.id}", langs, "No similar case in the library."
+        )
+
+    def _lang_reply(self, user_id: str | None, value: str) -> Reply:
+        if value not in {"en", "ko", "both"}:
+            return message_reply("Usage: /incident lang en|ko|both")
+        if not user_id:
+            return message_reply("Language preferences need a user.")
+        self.storage.set_user_lang(user_id, value)  # type: ignore[arg-type]  # checked just above
+        return message_reply(f"Saved: answers will show {value} first." if value != "both" else
+                             "Saved: answers follow your Slack language, with both languages shown.")
+
+    def _auto_reply(self, channel_id: str | None, value: str) -> Reply:
+        if value not in {"on", "off"}:
+            return message_reply("Usage: /incident auto off|on")
+        if not channel_id:
+            return message_reply("Automatic replies are set per channel; run this in a channel.")
+        self.storage.set_channel_auto(channel_id, value == "on")
+        return message_reply(f"Automatic replies to pasted errors are now {value} in this channel.")
