@@ -51,6 +51,9 @@ def build_service(settings: Settings, storage: Storage | None = None) -> Inciden
         match_config=MatchConfig(max_bytes=settings.max_paste_bytes),
         deadline_s=settings.match_deadline_seconds,
         noise_window=timedelta(minutes=settings.noise_window_minutes),
+        digest_cron=settings.digest_cron,
+        digest_timezone=settings.digest_timezone,
+        digest_lookback_days=settings.digest_lookback_days,
     )
 
 

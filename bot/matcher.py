@@ -60,6 +60,8 @@ class _Doc:
     text: str
     masked: str
     strength: Strength | None
+    signature: int | None  # the signature this text illustrates; None for quotes from the case text
+    fallout: bool = False
 
 
 @dataclass
@@ -71,7 +73,11 @@ class _Tally:
     specificity: int = 0
     text_sim: float = 0.0
     text_strength: Strength | None = None
+    text_fallout: bool = False
     text_evidence: Evidence | None = None
+
+    def hit(self, index: int) -> bool:
+        return index in self.decisive or index in self.fallout or index in self.supporting
 
 
 def _mask(text: str) -> str:
@@ -122,21 +128,21 @@ class Matcher:
         return sets
 
     def _build_docs(self, cases: Any, signatures: Sequence[CompiledSignature]) -> list[_Doc]:
-        by_case: dict[str, dict[str, Strength | None]] = defaultdict(dict)
-        for sig in signatures:
+        by_case: dict[str, dict[str, tuple[Strength | None, int | None, bool]]] = defaultdict(dict)
+        for number, sig in enumerate(signatures):
             texts = list(self._cases[sig.case_id].signatures[sig.index].examples)
             if sig.regex is None:
                 texts.append(sig.literal)
             for text in texts:
-                by_case[sig.case_id].setdefault(squash(text), sig.strength)
+                by_case[sig.case_id].setdefault(squash(text), (sig.strength, number, sig.fallout))
         for case in cases:
             for found in _QUOTED.finditer(case.symptoms_text.en or ""):
-                by_case[case.id].setdefault(squash(found.group(1) or found.group(2)), None)
+                by_case[case.id].setdefault(squash(found.group(1) or found.group(2)), (None, None, False))
         docs: list[_Doc] = []
         for case_id, texts in by_case.items():
-            for text, strength in list(texts.items())[: self.config.docs_per_case]:
+            for text, (strength, number, fallout) in list(texts.items())[: self.config.docs_per_case]:
                 if len(text) >= 20:
-                    docs.append(_Doc(case_id, text, _mask(text), strength))
+                    docs.append(_Doc(case_id, text, _mask(text), strength, number, fallout))
         return docs
 
     def _located(self, index: int) -> Any:
@@ -249,14 +255,17 @@ class Matcher:
             masked = _mask(line)
             for hit in self._doc_index.search(line, top=3, min_score=2.0):
                 doc = self._docs[hit.doc]
+                tally = tallies[doc.case_id]
+                if doc.signature is not None and tally.hit(doc.signature):
+                    continue  # already counted as a signature hit
                 coverage = min(len(masked), len(doc.masked)) / len(doc.masked)
                 if coverage < 0.6:
                     continue
                 similarity = fuzz.partial_ratio(doc.masked, masked)
-                tally = tallies[doc.case_id]
                 if similarity >= self.config.fuzzy_floor and similarity > tally.text_sim:
                     tally.text_sim = similarity
                     tally.text_strength = doc.strength
+                    tally.text_fallout = doc.fallout
                     tally.text_evidence = Evidence(
                         line=_evidence_line(cleaned, line_no),
                         line_no=line_no + 1,
@@ -276,7 +285,8 @@ class Matcher:
         by_signature = 0 if supporting == 0 else min(70, 40 + 10 * (supporting - 1))
         by_text = 0.0
         if tally.text_sim >= self.config.fuzzy_floor:
-            top = 85 if tally.text_strength is Strength.DECISIVE else 62
+            proof = tally.text_strength is Strength.DECISIVE and not (tally.text_fallout and decisive_elsewhere)
+            top = 85 if proof else 62
             span = 100 - self.config.fuzzy_floor
             by_text = 20 + (top - 20) * (tally.text_sim - self.config.fuzzy_floor) / span
         high, low = max(by_signature, by_text), min(by_signature, by_text)

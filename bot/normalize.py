@@ -65,10 +65,17 @@ class Cleaned:
         return self.text[start:end]
 
 
+def _mention_text(found: re.Match[str]) -> str:
+    kind, ident, shown = found.groups()
+    if shown and shown.startswith(("@", "#")):
+        return shown
+    return ("#" if kind == "#" else "@") + (shown or ident)
+
+
 def unescape_slack(text: str) -> str:
     """Undo Slack's message encoding: links to their label or URL, mentions to plain text, entities."""
     text = _SLACK_LINK.sub(lambda m: m.group(2) or m.group(1), text)
-    text = _SLACK_MENTION.sub(lambda m: m.group(3) or f"{'@' if m.group(1) != '#' else '#'}{m.group(2)}", text)
+    text = _SLACK_MENTION.sub(_mention_text, text)
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from rapidfuzz import fuzz, process
 
 from bot.case_store import CaseLibrary, canonical_id
+from bot.digest import build_digest_messages, latest_slot, select_new_cases
 from bot.matcher import MatchConfig, Matcher
 from bot.models import Case, Lang, MatchResult, Reply
 from bot.render import case_list_reply, case_reply, match_reply, message_reply, unknown_id_reply
@@ -94,6 +95,9 @@ class IncidentService:
         noise_window: timedelta = timedelta(minutes=60),
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         monotonic: Callable[[], float] = time.monotonic,
+        digest_cron: str = "0 9 * * mon",
+        digest_timezone: str = "Asia/Seoul",
+        digest_lookback_days: int = 30,
     ) -> None:
         self._config = match_config or MatchConfig()
         self._state = _snapshot(library, self._config)
@@ -102,6 +106,9 @@ class IncidentService:
         self.noise_window = noise_window
         self.now = now
         self._monotonic = monotonic
+        self.digest_cron = digest_cron
+        self.digest_timezone = digest_timezone
+        self.digest_lookback_days = digest_lookback_days
 
     # -- library ------------------------------------------------------------------------------------
 
@@ -226,6 +233,8 @@ class IncidentService:
             return self._lang_reply(user_id, rest.strip().lower())
         if verb == "auto":
             return self._auto_reply(channel_id, rest.strip().lower())
+        if verb == "digest":
+            return self.digest_preview(langs)
         if "\n" not in body and len(body) <= 24 and canonical_id(body):
             return self.lookup(body, langs)
         return self.render_match(self.match(body), langs, explicit=True)
@@ -269,3 +278,21 @@ class IncidentService:
             return message_reply("Automatic replies are set per channel; run this in a channel.")
         self.storage.set_channel_auto(channel_id, value == "on")
         return message_reply(f"Automatic replies to pasted errors are now {value} in this channel.")
+
+    # -- digest -------------------------------------------------------------------------------------
+
+    def digest_cases(self) -> list[Case]:
+        """The cases the next digest would carry: reviewed within the look-back window, not yet posted."""
+        return select_new_cases(
+            self._state.library, self.storage.digested_case_ids(), self.now(), self.digest_lookback_days
+        )
+
+    def digest_preview(self, langs: Sequence[Lang]) -> Reply:
+        """What the next digest would post, as one reply (the first message; a note says if more follow)."""
+        now = self.now()
+        start = latest_slot(self.digest_cron, self.digest_timezone, now)
+        messages = build_digest_messages(self.digest_cases(), start, now, langs, post_empty=True)
+        first = messages[0]
+        more = f"\n(+{len(messages) - 1} more message(s))" if len(messages) > 1 else ""
+        plain = "Digest preview (nothing is posted)\n" + "\n".join(m.text for m in messages)
+        return Reply(text=first.text + more, blocks=first.blocks, plain=plain, case_ids=list(first.case_ids))
