@@ -105,8 +105,7 @@ def parse_case(raw: bytes, path: str) -> tuple[Case | None, list[CompiledSignatu
     try:
         case = Case.model_validate(data)
     except ValidationError as exc:
-        problems = [Problem(path, _field_path(err["loc"]), err["msg"]) for err in exc.errors()]
-        return None, [], problems
+        return None, [], [Problem(path, _field_path(err["loc"]), err["msg"]) for err in exc.errors()]
     key = canonical_id(case.id)
     if key is None:
         return None, [], [Problem(path, "id", f"{case.id!r} is not an id like IL-0427")]

@@ -81,9 +81,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _cmd_show(args: argparse.Namespace) -> int:
     service = build_service(_settings_from_args(args))
-    langs: tuple[Lang, ...] = {"en": ("en",), "ko": ("ko",), "both": ("en", "ko")}[args.lang]
+    choices: dict[str, tuple[Lang, ...]] = {"en": ("en",), "ko": ("ko",), "both": ("en", "ko")}
     case = service.get_case(args.id)
-    reply = service.lookup(args.id, langs)  # type: ignore[arg-type]
+    reply = service.lookup(args.id, choices[args.lang])
     print(reply.plain)
     return 0 if case else 1
 

@@ -50,7 +50,7 @@ class MatchConfig:
     strong_score: int = 60
     reply_margin: int = 10
     same_class_band: int = 5
-    fuzzy_floor: int = 80
+    fuzzy_floor: int = 85
     docs_per_case: int = 16
 
 
@@ -139,10 +139,10 @@ class Matcher:
             for found in _QUOTED.finditer(case.symptoms_text.en or ""):
                 by_case[case.id].setdefault(squash(found.group(1) or found.group(2)), (None, None, False))
         docs: list[_Doc] = []
-        for case_id, texts in by_case.items():
-            for text, (strength, number, fallout) in list(texts.items())[: self.config.docs_per_case]:
+        for case_id, case_texts in by_case.items():
+            for text, (strength, sig_no, fallout) in list(case_texts.items())[: self.config.docs_per_case]:
                 if len(text) >= 20:
-                    docs.append(_Doc(case_id, text, _mask(text), strength, number, fallout))
+                    docs.append(_Doc(case_id, text, _mask(text), strength, sig_no, fallout))
         return docs
 
     def _located(self, index: int) -> Any:
@@ -286,7 +286,9 @@ class Matcher:
         by_text = 0.0
         if tally.text_sim >= self.config.fuzzy_floor:
             proof = tally.text_strength is Strength.DECISIVE and not (tally.text_fallout and decisive_elsewhere)
-            top = 85 if proof else 62
+            # A near-copy of a decisive example is nearly as good as the signature; a near-copy of a
+            # hint, or of a line quoted in the case text, stays a hint.
+            top = 85 if proof else (55 if tally.text_strength is Strength.SUPPORTING else 50)
             span = 100 - self.config.fuzzy_floor
             by_text = 20 + (top - 20) * (tally.text_sim - self.config.fuzzy_floor) / span
         high, low = max(by_signature, by_text), min(by_signature, by_text)

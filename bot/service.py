@@ -136,6 +136,7 @@ class IncidentService:
 
     def recent_cases(self, limit: int = 10) -> list[Case]:
         """Newest first by review date, then case date."""
+
         def key(case: Case) -> tuple[str, str]:
             return (case.review.reviewed_at or "", case.date or "")
 
@@ -185,9 +186,7 @@ class IncidentService:
         last = self.storage.last_reply_for_case(channel, best.case_id)
         return last is None or self.now() - last >= self.noise_window
 
-    def record_reply(
-        self, channel: str, message_ts: str, thread_ts: str, reply: Reply, source: str
-    ) -> int | None:
+    def record_reply(self, channel: str, message_ts: str, thread_ts: str, reply: Reply, source: str) -> int | None:
         if not reply.case_ids:
             return None
         record = ReplyRecord(
@@ -268,8 +267,11 @@ class IncidentService:
         if not user_id:
             return message_reply("Language preferences need a user.")
         self.storage.set_user_lang(user_id, value)  # type: ignore[arg-type]  # checked just above
-        return message_reply(f"Saved: answers will show {value} first." if value != "both" else
-                             "Saved: answers follow your Slack language, with both languages shown.")
+        return message_reply(
+            f"Saved: answers will show {value} first."
+            if value != "both"
+            else "Saved: answers follow your Slack language, with both languages shown."
+        )
 
     def _auto_reply(self, channel_id: str | None, value: str) -> Reply:
         if value not in {"on", "off"}:

@@ -18,8 +18,43 @@ _HEXISH = re.compile(r"(?:0x)?[0-9a-fA-F_]{1,80}")
 _XID = re.compile(r"\bXid\b(?: \(PCI:[0-9a-fA-F:.]{1,20}\))?:? {0,2}(\d{1,3})\b")
 _CAMEL = re.compile(r"[A-Z]{2,}(?=[A-Z][a-z]|\d|\b)|[A-Z]?[a-z]{1,40}|[A-Z]{1,40}|\d{1,12}")
 _STOP = frozenset(
-    "the a an of to in on at for is was be by and or not with from as it this that are were has have had"
-    " into its than then but if so no".split()
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "is",
+        "was",
+        "be",
+        "by",
+        "and",
+        "or",
+        "not",
+        "with",
+        "from",
+        "as",
+        "it",
+        "this",
+        "that",
+        "are",
+        "were",
+        "has",
+        "have",
+        "had",
+        "into",
+        "its",
+        "than",
+        "then",
+        "but",
+        "if",
+        "so",
+        "no",
+    ]
 )
 _MAX_NUMBER_DIGITS = 3
 _K1 = 1.2

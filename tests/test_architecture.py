@@ -8,11 +8,40 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PURE = ["models", "normalize", "matcher", "render", "digest", "signatures", "textindex", "labels", "mrkdwn", "quality"]
+PURE = [
+    "models",
+    "normalize",
+    "matcher",
+    "render",
+    "digest",
+    "signatures",
+    "textindex",
+    "labels",
+    "mrkdwn",
+    "quality",
+]
 FORBIDDEN_IN_PURE = {
-    "os", "pathlib", "socket", "subprocess", "httpx", "requests", "sqlite3", "psycopg", "slack_bolt", "slack_sdk",
-    "aiohttp", "time", "asyncio", "threading", "bot.case_store", "bot.storage", "bot.service", "bot.config",
-    "handlers", "urllib", "random",
+    "os",
+    "pathlib",
+    "socket",
+    "subprocess",
+    "httpx",
+    "requests",
+    "sqlite3",
+    "psycopg",
+    "slack_bolt",
+    "slack_sdk",
+    "aiohttp",
+    "time",
+    "asyncio",
+    "threading",
+    "bot.case_store",
+    "bot.storage",
+    "bot.service",
+    "bot.config",
+    "handlers",
+    "urllib",
+    "random",
 }
 
 

@@ -15,10 +15,9 @@ from bot.normalize import clean
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = load_library(ROOT / "cases")
 PASTES = ROOT / "tests" / "fixtures" / "pastes"
-CASE_FACTS_IDS = (
-    ["IL-0125", "IL-0427", "IL-0415", "IL-0414", "IL-0421", "IL-0238", "IL-0239"]
-    + [f"PUB-{n:04d}" for n in range(1, 28)]
-)
+CASE_FACTS_IDS = ["IL-0125", "IL-0427", "IL-0415", "IL-0414", "IL-0421", "IL-0238", "IL-0239"] + [
+    f"PUB-{n:04d}" for n in range(1, 28)
+]
 
 
 def test_bundled_library_has_no_problem_at_all() -> None:

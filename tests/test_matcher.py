@@ -35,11 +35,21 @@ CASES = [
             {"pattern": "CUDA error: out of memory", "strength": "supporting"},
         ],
     ),
-    _case("IL-0002", "gpu-memory-ecc", [{"pattern": "uncorrectable ECC error encountered", "strength": "decisive"}]),
+    _case(
+        "IL-0002",
+        "gpu-memory-ecc",
+        [{"pattern": "uncorrectable ECC error encountered", "strength": "decisive"}],
+    ),
     _case(
         "IL-0003",
         "nccl-hang-timeout",
-        [{"pattern": "Watchdog caught collective operation timeout", "strength": "decisive", "fallout": True}],
+        [
+            {
+                "pattern": "Watchdog caught collective operation timeout",
+                "strength": "decisive",
+                "fallout": True,
+            }
+        ],
     ),
     _case(
         "IL-0004",
@@ -61,9 +71,7 @@ CASES = [
 
 
 def _matcher(**config: Any) -> Matcher:
-    signatures = [
-        compile_signature(case.id, index, sig) for case in CASES for index, sig in enumerate(case.signatures)
-    ]
+    signatures = [compile_signature(case.id, index, sig) for case in CASES for index, sig in enumerate(case.signatures)]
     return Matcher({c.id: c for c in CASES}, signatures, MatchConfig(**config))
 
 
@@ -88,8 +96,10 @@ def test_decisive_signature_gives_exact_tier_evidence_and_reply() -> None:
 
 
 def test_repeated_lines_are_counted_not_rescored() -> None:
-    lines = [f"[rank{r}]:[E ProcessGroupNCCL.cpp:481] [Rank {r}] Watchdog caught collective operation timeout"
-             for r in range(300)]
+    lines = [
+        f"[rank{r}]:[E ProcessGroupNCCL.cpp:481] [Rank {r}] Watchdog caught collective operation timeout"
+        for r in range(300)
+    ]
     result = MATCHER.match("\n".join(lines))
     assert result.best is not None and result.best.case_id == "IL-0003"
     assert result.best.evidence[0].count == 300

@@ -12,14 +12,20 @@ from bot.normalize import cap_bytes, clean, unescape_slack
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ("[default3]:terminate called after throwing an instance of 'c10::CUDAError'",
-         "terminate called after throwing an instance of 'c10::CUDAError'"),
-        ("[rank3]:[E1120 14:02:11.123456789 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught",
-         "[E1120 14:02:11.123456789 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught"),
+        (
+            "[default3]:terminate called after throwing an instance of 'c10::CUDAError'",
+            "terminate called after throwing an instance of 'c10::CUDAError'",
+        ),
+        (
+            "[rank3]:[E1120 14:02:11.123456789 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught",
+            "[E1120 14:02:11.123456789 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught",
+        ),
         ("0: [rank0]: RuntimeError: boom", "RuntimeError: boom"),
         ("2022-03-21_13:34:34 what():  CUDA error: unknown error", "what(): CUDA error: unknown error"),
-        ("[Mon Mar  4 10:12:01 2024] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
-         "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."),
+        (
+            "[Mon Mar  4 10:12:01 2024] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+            "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+        ),
         ("[ 1234.567890] NVRM: Xid 79", "NVRM: Xid 79"),
         ("Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid 79", "NVRM: Xid 79"),
         ("2024-06-01T12:00:01.123Z  ERROR x", "ERROR x"),

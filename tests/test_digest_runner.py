@@ -1,0 +1,343 @@
+"""The digest runner end to end: real storage (SQLite, PostgreSQL) and the fake Slack Web API over loopback.
+
+Exactly-once under concurrency and crashes uses real processes (spawn) started on a barrier; clocks are
+injected, so leases "expire" without waiting, and backoff sleeps are recorded instead of slept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import signal
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from conftest import make_case
+from fake_slack import FakeSlack, wait_for
+
+from bot.digest_runner import DigestError, DigestParams, DigestRunner, RetryPolicy, digest_client
+from bot.models import Case
+from bot.scheduler import DigestSchedule
+from bot.storage import Storage, open_storage
+
+SEOUL = ZoneInfo("Asia/Seoul")
+CHANNEL = "CDIGEST"
+SLOT = datetime(2026, 11, 30, 9, 0, tzinfo=SEOUL)
+NOW = SLOT + timedelta(minutes=5)
+KEY = "2026-11-30T09:00+09:00"
+LEASE = 30
+PARAMS = DigestParams(lease_seconds=LEASE, retry=RetryPolicy(attempts=4, base_seconds=0.01, max_seconds=0.05))
+
+
+def week_cases(count: int = 3, reviewed: str = "2026-11-25T10:00:00+09:00") -> list[Case]:
+    return [make_case(f"case-{i:02d}", reviewed) for i in range(count)]
+
+
+class Sleeps:
+    """Records backoff delays instead of sleeping them."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        await asyncio.sleep(0)
+
+
+def make_runner(
+    storage: Storage,
+    slack: FakeSlack,
+    cases: Sequence[Case],
+    now: datetime = NOW,
+    params: DigestParams = PARAMS,
+    sleep: Sleeps | None = None,
+) -> DigestRunner:
+    return DigestRunner(
+        storage,
+        digest_client("xoxb-test", slack.base_url),
+        CHANNEL,
+        params,
+        cases=lambda: cases,
+        clock=lambda: now,
+        sleep=sleep or Sleeps(),
+    )
+
+
+def parts_of(slack: FakeSlack) -> list[tuple[str, int, int]]:
+    out = []
+    for message in slack.posted(CHANNEL):
+        payload = message["metadata"]["event_payload"]
+        out.append((payload["period"], payload["part"], payload["parts"]))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# in-process
+
+
+async def test_due_digest_posts_once_then_nothing(storage: Storage, fake_slack: FakeSlack) -> None:
+    cases = week_cases()
+    outcome = await make_runner(storage, fake_slack, cases).run_due(NOW)
+    assert outcome.status == "posted"
+    assert outcome.period_key == KEY
+    (message,) = fake_slack.posted(CHANNEL)
+    assert message["metadata"] == {
+        "event_type": "incident_digest",
+        "event_payload": {"period": KEY, "part": 1, "parts": 1},
+    }
+    assert "case-00" in message["text"]
+    entry = storage.get_digest(KEY)
+    assert entry is not None
+    assert entry.status == "done"
+    assert entry.case_ids == ("case-00", "case-01", "case-02")
+    assert entry.message_ts == (message["ts"],)
+    # Same runner, and a fresh one (another owner), later in the week: nothing more.
+    again = await make_runner(storage, fake_slack, cases).run_due(NOW + timedelta(days=2))
+    assert again.status == "done"
+    assert len(fake_slack.posted(CHANNEL)) == 1
+    assert not fake_slack.calls("conversations.history")  # a first claim needs no history check
+
+
+async def test_sixty_cases_post_as_tagged_parts(storage: Storage, fake_slack: FakeSlack) -> None:
+    outcome = await make_runner(storage, fake_slack, week_cases(60)).run_due(NOW)
+    parts = parts_of(fake_slack)
+    assert len(parts) >= 2
+    assert parts == [(KEY, i, len(parts)) for i in range(1, len(parts) + 1)]
+    assert outcome.message_ts == tuple(m["ts"] for m in fake_slack.posted(CHANNEL))
+    for call in fake_slack.calls("chat.postMessage"):
+        assert len(call.body["blocks"]) <= 50
+
+
+async def test_empty_week_posts_nothing_but_is_recorded(storage: Storage, fake_slack: FakeSlack) -> None:
+    outcome = await make_runner(storage, fake_slack, []).run_due(NOW)
+    assert outcome.status == "empty"
+    assert fake_slack.posted(CHANNEL) == []
+    noted = DigestParams(post_empty=True, lease_seconds=LEASE)
+    next_week = NOW + timedelta(days=7)
+    assert (await make_runner(storage, fake_slack, [], params=noted).run_due(next_week)).status == "posted"
+    assert len(fake_slack.posted(CHANNEL)) == 1
+
+
+async def test_dry_run_claims_nothing(storage: Storage, fake_slack: FakeSlack) -> None:
+    runner = make_runner(storage, fake_slack, week_cases(2))
+    messages = await runner.dry_run(NOW)
+    assert [m.case_ids for m in messages] == [("case-00", "case-01")]
+    assert storage.list_digests() == []
+    assert fake_slack.calls("chat.postMessage") == []
+    await runner.run_due(NOW)
+    assert await runner.dry_run(NOW) == []
+    late = make_case("late", "2026-12-01T10:00:00+09:00")
+    preview = await make_runner(storage, fake_slack, [*week_cases(2), late]).preview(NOW + timedelta(days=2))
+    assert [m.case_ids for m in preview] == [("late",)]
+
+
+async def test_slack_500_then_success(storage: Storage, fake_slack: FakeSlack) -> None:
+    fake_slack.queue("chat.postMessage", status=500, times=2)
+    sleeps = Sleeps()
+    outcome = await make_runner(storage, fake_slack, week_cases(), sleep=sleeps).run_due(NOW)
+    assert outcome.status == "posted"
+    assert len(fake_slack.calls("chat.postMessage")) == 3
+    assert len(fake_slack.posted(CHANNEL)) == 1
+    assert sleeps.delays == [0.01, 0.02]  # bounded exponential backoff
+    assert len(fake_slack.calls("conversations.history")) == 2  # looked before each re-post
+
+
+async def test_ambiguous_failure_that_landed_is_not_reposted(storage: Storage, fake_slack: FakeSlack) -> None:
+    fake_slack.queue("chat.postMessage", status=503, process=True)  # stored, but the client saw a 503
+    outcome = await make_runner(storage, fake_slack, week_cases()).run_due(NOW)
+    assert outcome.status == "posted"
+    assert len(fake_slack.posted(CHANNEL)) == 1
+    assert outcome.message_ts == (fake_slack.posted(CHANNEL)[0]["ts"],)
+
+
+async def test_rate_limited_waits_retry_after(storage: Storage, fake_slack: FakeSlack) -> None:
+    fake_slack.queue("chat.postMessage", status=429, headers={"Retry-After": "1"})
+    sleeps = Sleeps()
+    outcome = await make_runner(storage, fake_slack, week_cases(), sleep=sleeps).run_due(NOW)
+    assert outcome.status == "posted"
+    assert sleeps.delays == [1.0]
+    assert len(fake_slack.posted(CHANNEL)) == 1
+    assert not fake_slack.calls("conversations.history")  # a 429 was not processed: no need to look
+
+
+async def test_retries_are_bounded_and_the_claim_expires(storage: Storage, fake_slack: FakeSlack) -> None:
+    fake_slack.queue("chat.postMessage", status=500, times=PARAMS.retry.attempts)
+    with pytest.raises(DigestError):
+        await make_runner(storage, fake_slack, week_cases()).run_due(NOW)
+    assert fake_slack.posted(CHANNEL) == []
+    busy = await make_runner(storage, fake_slack, week_cases()).run_due(NOW + timedelta(seconds=1))
+    assert busy.status == "busy"
+    assert busy.retry_at is not None
+    later = busy.retry_at + timedelta(seconds=1)
+    outcome = await make_runner(storage, fake_slack, week_cases(), now=later).run_due(later)
+    assert outcome.status == "posted"
+    assert len(fake_slack.posted(CHANNEL)) == 1
+
+
+async def test_refused_post_is_not_retried(storage: Storage, fake_slack: FakeSlack) -> None:
+    fake_slack.queue("chat.postMessage", status=200, body={"ok": False, "error": "channel_not_found"})
+    with pytest.raises(DigestError, match="channel_not_found"):
+        await make_runner(storage, fake_slack, week_cases()).run_due(NOW)
+    assert len(fake_slack.calls("chat.postMessage")) == 1
+
+
+async def test_takeover_posts_only_the_missing_parts(storage: Storage, fake_slack: FakeSlack) -> None:
+    cases = week_cases(60)
+    # The first owner posts part 1, then dies before part 2 (its claim stays until the lease expires).
+    first = make_runner(storage, fake_slack, cases)
+    original_post = first.client.chat_postMessage
+    posted_once: list[int] = []
+
+    async def post_then_die(**kwargs: Any) -> Any:
+        if posted_once:
+            raise DigestError("process died")
+        posted_once.append(1)
+        return await original_post(**kwargs)
+
+    first.client.chat_postMessage = post_then_die  # type: ignore[method-assign]
+    with pytest.raises(DigestError):
+        await first.run_due(NOW)
+    assert len(fake_slack.posted(CHANNEL)) == 1
+    later = NOW + timedelta(seconds=LEASE + 1)
+    outcome = await make_runner(storage, fake_slack, cases, now=later).run_due(later)
+    assert outcome.status == "posted"
+    assert outcome.skipped_parts == 1
+    parts = parts_of(fake_slack)
+    assert sorted(p for _, p, _ in parts) == list(range(1, parts[0][2] + 1))  # each part exactly once
+
+
+async def test_restart_after_missed_mondays_posts_once(storage: Storage, fake_slack: FakeSlack) -> None:
+    earlier = make_case("before", "2026-11-12T10:00:00+09:00")
+    missed_one = make_case("missed-1", "2026-11-18T10:00:00+09:00")  # for the 11-23 slot (missed)
+    missed_two = make_case("missed-2", "2026-11-25T10:00:00+09:00")  # for the 11-30 slot (missed)
+    cases = [earlier, missed_one, missed_two]
+    before_outage = datetime(2026, 11, 16, 9, 1, tzinfo=SEOUL)
+    assert (await make_runner(storage, fake_slack, cases).run_due(before_outage)).status == "posted"
+    # Down from 11-17 to Tuesday 12-01: start-up catches up the latest missed slot, once.
+    tuesday = datetime(2026, 12, 1, 10, 0, tzinfo=SEOUL)
+    for _ in range(2):  # two restarts in a row
+        schedule = DigestSchedule(make_runner(storage, fake_slack, cases, now=tuesday), clock=lambda: tuesday)
+        try:
+            await schedule.start()
+            assert schedule.next_run_time() == datetime(2026, 12, 7, 9, 0, tzinfo=SEOUL)
+        finally:
+            schedule.shutdown()
+    assert [p for p, _, _ in parts_of(fake_slack)] == ["2026-11-16T09:00+09:00", KEY]
+    assert storage.get_digest("2026-11-23T09:00+09:00") is None  # only the latest missed slot posts
+    entry = storage.get_digest(KEY)
+    assert entry is not None
+    assert entry.case_ids == ("missed-1", "missed-2")
+
+
+async def test_scheduler_rechecks_after_a_foreign_lease(storage: Storage, fake_slack: FakeSlack) -> None:
+    assert storage.claim_digest(KEY, "someone-else", NOW, LEASE) is not None
+    schedule = DigestSchedule(make_runner(storage, fake_slack, week_cases()), clock=lambda: NOW)
+    try:
+        outcome = await schedule.fire()
+        assert outcome is not None
+        assert outcome.status == "busy"
+        recheck = schedule.scheduler.get_job("incident-digest-recheck")
+        assert recheck is not None
+    finally:
+        schedule.shutdown()
+
+
+async def test_stale_claim_of_an_older_period_is_finished(storage: Storage, fake_slack: FakeSlack) -> None:
+    old_key = "2026-11-23T09:00+09:00"
+    old_slot = datetime(2026, 11, 23, 9, 0, tzinfo=SEOUL)
+    cases = [make_case("old-case", "2026-11-20T10:00:00+09:00"), make_case("new-case", "2026-11-25")]
+    assert storage.claim_digest(old_key, "crashed", old_slot, LEASE) is not None
+    storage.record_digest_cases(old_key, "crashed", ("old-case",))
+    await make_runner(storage, fake_slack, cases).run_due(NOW)
+    assert sorted(p for p, _, _ in parts_of(fake_slack)) == [old_key, KEY]
+    entry = storage.get_digest(KEY)
+    assert entry is not None
+    assert entry.case_ids == ("new-case",)
+
+
+# ---------------------------------------------------------------------------------------------------
+# real processes
+
+
+def _child_run(
+    storage_url: str, base_url: str, now: str, cases: int, barrier: Any, results: Any, migrate: bool
+) -> None:
+    """Runs in a spawned process: open storage, (migrate,) wait on the barrier, run the due digest."""
+    store = open_storage(storage_url)
+    if migrate:
+        store.migrate()
+    moment = datetime.fromisoformat(now)
+    runner = DigestRunner(
+        store,
+        digest_client("xoxb-test", base_url),
+        CHANNEL,
+        PARAMS,
+        cases=lambda: week_cases(cases),
+        clock=lambda: moment,
+    )
+    if barrier is not None:
+        barrier.wait(timeout=30)
+    outcome = asyncio.run(runner.run_due(moment))
+    results.put(outcome.status)
+    store.close()
+
+
+def _spawn(target_args: tuple[Any, ...]) -> multiprocessing.process.BaseProcess:
+    process = multiprocessing.get_context("spawn").Process(target=_child_run, args=target_args, daemon=True)
+    process.start()
+    return process
+
+
+def test_two_processes_on_a_barrier_post_once(storage_url: str, fake_slack: FakeSlack) -> None:
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(2)
+    results = context.Queue()
+    args = (storage_url, fake_slack.base_url, NOW.isoformat(), 3, barrier, results, True)
+    processes = [_spawn(args) for _ in range(2)]
+    for process in processes:
+        process.join(timeout=60)
+        assert process.exitcode == 0
+    statuses = sorted(results.get(timeout=5) for _ in processes)
+    assert statuses[0] in ("busy", "done")
+    assert statuses[1] == "posted"
+    assert len(fake_slack.posted(CHANNEL)) == 1
+
+
+@pytest.mark.parametrize("landed", [True, False], ids=["held-post-landed", "held-post-lost"])
+def test_sigkill_while_post_is_held(
+    storage: Storage, storage_url: str, fake_slack: FakeSlack, landed: bool
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    fake_slack.hold("chat.postMessage")
+    results = context.Queue()  # kept referenced until the child has unpickled it
+    process = _spawn((storage_url, fake_slack.base_url, NOW.isoformat(), 3, None, results, False))
+    try:
+        wait_for(lambda: fake_slack.held("chat.postMessage") == 1, timeout=30)
+        os.kill(process.pid or 0, signal.SIGKILL)
+        process.join(timeout=10)
+        assert process.exitcode == -signal.SIGKILL
+    finally:
+        fake_slack.release("chat.postMessage", record=landed)
+    if landed:
+        wait_for(lambda: len(fake_slack.posted(CHANNEL)) == 1)
+    else:
+        wait_for(lambda: fake_slack.held("chat.postMessage") == 0)
+    entry = storage.get_digest(KEY)
+    assert entry is not None
+    assert entry.status == "claimed"
+    # Before the lease expires nobody else posts; after it, exactly one post in total.
+    assert asyncio.run(make_runner(storage, fake_slack, week_cases()).run_due(NOW)).status == "busy"
+    later = NOW + timedelta(seconds=LEASE + 1)
+    outcome = asyncio.run(make_runner(storage, fake_slack, week_cases(), now=later).run_due(later))
+    assert outcome.status == "posted"
+    assert outcome.skipped_parts == (1 if landed else 0)
+    (message,) = fake_slack.posted(CHANNEL)
+    done = storage.get_digest(KEY)
+    assert done is not None
+    assert done.status == "done"
+    assert done.attempt == 2
+    assert done.message_ts == (message["ts"],)
