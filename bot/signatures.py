@@ -27,8 +27,11 @@ def squash(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CompiledSignature:
+    """A checked signature. Regexes are parsed at load time and compiled on first use, because a
+    library of thousands of cases is matched through RE2 sets and needs few individual programs."""
+
     case_id: str
     index: int
     kind: SignatureKind
@@ -37,43 +40,69 @@ class CompiledSignature:
     ignore_case: bool
     fallout: bool
     literal: str
-    regex: Any  # re2 compiled pattern, or None for exact strings
+    _regex: Any = None
 
     @property
     def decisive(self) -> bool:
         return self.strength is Strength.DECISIVE
 
+    @property
+    def is_regex(self) -> bool:
+        return self.kind is SignatureKind.REGEX
+
+    @property
+    def regex(self) -> Any:
+        """The compiled RE2 program (None for exact strings)."""
+        if self.kind is not SignatureKind.REGEX:
+            return None
+        if self._regex is None:
+            self._regex = re2.compile(self.pattern, _options(self.ignore_case))
+        return self._regex
+
     def set_pattern(self) -> str:
         """This signature as one RE2 pattern for a multi-pattern set over whole, cleaned text."""
-        body = self.pattern if self.regex is not None else re2.escape(self.literal)
+        body = self.pattern if self.is_regex else re2.escape(self.literal)
         flags = "(?mi)" if self.ignore_case else "(?m)"
         return f"{flags}(?:{body})"
 
     def search(self, line: str) -> bool:
         """True when this signature hits ``line`` (already squashed by the caller)."""
-        if self.regex is not None:
+        if self.is_regex:
             return self.regex.search(line) is not None
         if self.ignore_case:
             return self.literal in line.lower()
         return self.literal in line
 
 
+def _options(ignore_case: bool) -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = _RE2_MAX_MEM
+    options.case_sensitive = not ignore_case
+    return options
+
+
+def _parses(pattern: str, ignore_case: bool) -> bool:
+    """Whether RE2 accepts ``pattern``: a parse only, an order of magnitude cheaper than compiling."""
+    probe = re2.Set.SearchSet(_options(ignore_case))
+    try:
+        probe.Add(pattern)
+    except re2.error:
+        return False
+    return True
+
+
 def compile_signature(case_id: str, index: int, signature: Signature) -> CompiledSignature:
-    """Compile one signature. Raises ``SignatureError`` naming the case and the signature."""
-    regex = None
+    """Check one signature. Raises ``SignatureError`` naming the case and the signature."""
     literal = squash(signature.pattern)
     if signature.kind is SignatureKind.REGEX:
-        options = re2.Options()
-        options.log_errors = False
-        options.max_mem = _RE2_MAX_MEM
-        options.case_sensitive = not signature.ignore_case
-        try:
-            regex = re2.compile(signature.pattern, options)
-        except Exception as exc:  # re2 raises its own error type, not a ValueError subclass
-            detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-            raise SignatureError(
-                f"{case_id} signatures[{index}]: RE2 cannot compile {signature.pattern!r}: {detail}"
-            ) from None
+        if not _parses(signature.pattern, signature.ignore_case):
+            try:  # compile only to get RE2's own explanation
+                re2.compile(signature.pattern, _options(signature.ignore_case))
+                detail = "rejected"
+            except re2.error as exc:
+                detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+            raise SignatureError(f"{case_id} signatures[{index}]: RE2 cannot compile {signature.pattern!r}: {detail}")
     elif signature.ignore_case:
         literal = literal.lower()
     return CompiledSignature(
@@ -85,5 +114,4 @@ def compile_signature(case_id: str, index: int, signature: Signature) -> Compile
         ignore_case=signature.ignore_case,
         fallout=signature.fallout,
         literal=literal,
-        regex=regex,
     )

@@ -12,6 +12,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z0-9_]{1,80}|[\uac00-\ud7a3]{1,40}")
 _HEXISH = re.compile(r"(?:0x)?[0-9a-fA-F_]{1,80}")
@@ -61,6 +62,18 @@ _K1 = 1.2
 _B = 0.75
 
 
+@lru_cache(maxsize=262_144)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """The terms one alphabetic word contributes: itself lower-cased, plus its camel/snake parts."""
+    lower = word.lower()
+    if lower in _STOP or len(lower) < 2:
+        return ()
+    parts = [p.lower() for p in _CAMEL.findall(word.replace("_", " ")) if not p.isdigit()]
+    if len(parts) > 1:
+        return (lower, *(p for p in parts if len(p) > 1 and p not in _STOP and p != lower))
+    return (lower,)
+
+
 def tokenize(text: str, *, limit: int = 400) -> list[str]:
     """Lower-case terms of ``text`` (at most ``limit`` source words are read)."""
     terms = [f"xid_{code}" for code in _XID.findall(text[:2000])]
@@ -74,17 +87,11 @@ def tokenize(text: str, *, limit: int = 400) -> list[str]:
                 terms.append(f"{previous}_{word}")
             previous = ""
             continue
-        if any(c.isdigit() for c in word) and _HEXISH.fullmatch(word):
+        if not word.isalpha() and any(c.isdigit() for c in word) and _HEXISH.fullmatch(word):
             previous = ""  # addresses, PCI ids, hashes: noise
             continue
-        lower = word.lower()
-        previous = lower
-        if lower in _STOP or len(lower) < 2:
-            continue
-        terms.append(lower)
-        parts = [p.lower() for p in _CAMEL.findall(word.replace("_", " ")) if not p.isdigit()]
-        if len(parts) > 1:
-            terms.extend(p for p in parts if len(p) > 1 and p not in _STOP and p != lower)
+        previous = word.lower()
+        terms.extend(_word_terms(word))
     return terms
 
 
