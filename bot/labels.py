@@ -48,7 +48,6 @@ LABELS.update(
     {
         "org": {"en": "Org", "ko": "조직"},
         "date": {"en": "Date", "ko": "날짜"},
-        "digest.count": {"en": "{n} cases", "ko": "사례 {n}건"},
-        "digest.period": {"en": "Period", "ko": "기간"},
+        "digest.count": {"en": "Cases: {n}", "ko": "사례 {n}건"},
     }
 )

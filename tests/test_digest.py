@@ -144,7 +144,7 @@ def test_one_case_renders_everything_in_both_languages() -> None:
     assert label("digest.title", "ko") in header["text"]["text"]
     context = message.blocks[1]["elements"][0]["text"]
     assert "2026-11-23 09:00 – 2026-11-30 09:00 KST" in context
-    assert "1 cases" in context
+    assert "Cases: 1" in context
     assert "사례 1건" in context
     assert message.case_ids == ("gpu-ecc-1",)
     assert "gpu-ecc-1" in message.text
@@ -178,9 +178,7 @@ def test_case_text_is_escaped_so_mentions_are_inert() -> None:
 
 
 def test_missing_language_side_says_so() -> None:
-    case = make_case(
-        "half", "2026-11-24", title={"en": "Only English"}, lessons={"ko": "한국어 교훈만 있다."}
-    )
+    case = make_case("half", "2026-11-24", title={"en": "Only English"}, lessons={"ko": "한국어 교훈만 있다."})
     section = _section_texts(build_digest_messages([case], None, SLOT)[0])[0]
     assert label("missing", "ko") in section
     assert label("missing", "en") in section
@@ -204,16 +202,14 @@ def test_sixty_cases_split_within_block_kit_limits() -> None:
         assert _block_chars(message) <= MAX_MESSAGE_CHARS
         assert all(len(text) <= MAX_SECTION_CHARS for text in _section_texts(message))
         assert f"({index}/{len(messages)})" in message.blocks[0]["text"]["text"]
-        assert "60 cases" in message.blocks[1]["elements"][0]["text"]
+        assert "Cases: 60" in message.blocks[1]["elements"][0]["text"]
         seen.extend(message.case_ids)
     assert seen == [c.id for c in cases]
 
 
 def test_long_cases_split_on_the_text_budget() -> None:
     long_lesson = {"en": "x" * 5000, "ko": "가" * 5000}
-    cases = [
-        make_case(f"long-{i}", "2026-11-24", lessons=long_lesson, title={"en": "t" * 400}) for i in range(20)
-    ]
+    cases = [make_case(f"long-{i}", "2026-11-24", lessons=long_lesson, title={"en": "t" * 400}) for i in range(20)]
     messages = build_digest_messages(cases, None, SLOT)
     assert len(messages) > 1
     assert all(_block_chars(m) <= MAX_MESSAGE_CHARS for m in messages)

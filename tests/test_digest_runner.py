@@ -154,6 +154,15 @@ async def test_ambiguous_failure_that_landed_is_not_reposted(storage: Storage, f
     assert outcome.message_ts == (fake_slack.posted(CHANNEL)[0]["ts"],)
 
 
+@pytest.mark.parametrize("landed", [True, False], ids=["dropped-after-posting", "dropped-before-posting"])
+async def test_connection_dropped_mid_post(storage: Storage, fake_slack: FakeSlack, landed: bool) -> None:
+    fake_slack.queue("chat.postMessage", status=0, process=landed)
+    outcome = await make_runner(storage, fake_slack, week_cases()).run_due(NOW)
+    assert outcome.status == "posted"
+    assert len(fake_slack.posted(CHANNEL)) == 1
+    assert len(fake_slack.calls("chat.postMessage")) == (1 if landed else 2)
+
+
 async def test_rate_limited_waits_retry_after(storage: Storage, fake_slack: FakeSlack) -> None:
     fake_slack.queue("chat.postMessage", status=429, headers={"Retry-After": "1"})
     sleeps = Sleeps()
@@ -308,9 +317,7 @@ def test_two_processes_on_a_barrier_post_once(storage_url: str, fake_slack: Fake
 
 
 @pytest.mark.parametrize("landed", [True, False], ids=["held-post-landed", "held-post-lost"])
-def test_sigkill_while_post_is_held(
-    storage: Storage, storage_url: str, fake_slack: FakeSlack, landed: bool
-) -> None:
+def test_sigkill_while_post_is_held(storage: Storage, storage_url: str, fake_slack: FakeSlack, landed: bool) -> None:
     context = multiprocessing.get_context("spawn")
     fake_slack.hold("chat.postMessage")
     results = context.Queue()  # kept referenced until the child has unpickled it

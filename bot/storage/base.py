@@ -1,0 +1,132 @@
+"""The storage interface: digest ledger, event dedupe, preferences, reply log and feedback.
+
+Two real backends implement it (SQLite, the default, and PostgreSQL for several bot processes); an
+in-memory one exists only for unit tests of the service. All times are timezone-aware UTC datetimes
+passed in by the caller, so behaviour is testable with an injected clock. Every method is synchronous
+and short; async callers run them with ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+Vote = Literal["helpful", "not_helpful"]
+LangPref = Literal["en", "ko", "both"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyRecord:
+    """One reply the bot posted (or showed) for a match."""
+
+    channel: str
+    message_ts: str  # ts of the bot's own reply message ("" when ephemeral)
+    thread_ts: str  # ts of the message that was answered (thread parent)
+    case_ids: tuple[str, ...]  # best first
+    tier: str
+    created_at: datetime
+    source: str = "auto"  # auto | command | mention | dm | shortcut
+    id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackCount:
+    case_id: str
+    helpful: int
+    not_helpful: int
+
+
+@dataclass(frozen=True, slots=True)
+class DigestClaim:
+    """A claimed digest period. ``attempt`` counts claims (1 on the first; >1 after a lease expired)."""
+
+    period_key: str
+    owner: str
+    attempt: int
+    lease_until: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DigestEntry:
+    period_key: str
+    status: Literal["claimed", "done"]
+    owner: str
+    attempt: int
+    lease_until: datetime
+    case_ids: tuple[str, ...] = field(default_factory=tuple)
+    message_ts: tuple[str, ...] = field(default_factory=tuple)
+    completed_at: datetime | None = None
+
+
+class Storage(Protocol):
+    # lifecycle -------------------------------------------------------------------------------------
+    def migrate(self) -> None:
+        """Create or upgrade the schema. Idempotent; safe to run from several processes at once."""
+
+    def ping(self) -> bool:
+        """True when the backend answers a trivial query."""
+
+    def close(self) -> None: ...
+
+    # event dedupe -------------------------------------------------------------------------------------
+    def claim_event(self, key: str, now: datetime, ttl_seconds: int) -> bool:
+        """Atomically record ``key``; True only for the first caller while the key is unexpired.
+
+        Used for Slack ``event_id``s and ``(channel, ts)`` pairs, across processes.
+        Expired keys may be purged opportunistically.
+        """
+
+    # preferences --------------------------------------------------------------------------------------
+    def get_user_lang(self, user_id: str) -> LangPref | None: ...
+
+    def set_user_lang(self, user_id: str, lang: LangPref) -> None: ...
+
+    def get_channel_auto(self, channel_id: str) -> bool:
+        """Whether automatic replies are on for a channel (default True)."""
+
+    def set_channel_auto(self, channel_id: str, enabled: bool) -> None: ...
+
+    # reply log ----------------------------------------------------------------------------------------
+    def log_reply(self, record: ReplyRecord) -> int:
+        """Store a reply; returns its id."""
+
+    def get_reply(self, reply_id: int) -> ReplyRecord | None: ...
+
+    def last_reply_for_case(self, channel: str, case_id: str) -> datetime | None:
+        """When the bot last replied with ``case_id`` as best case in ``channel`` (noise window)."""
+
+    def replies_since(self, since: datetime) -> list[ReplyRecord]:
+        """Replies created at or after ``since``, oldest first."""
+
+    # feedback -----------------------------------------------------------------------------------------
+    def record_feedback(
+        self, reply_id: int, user_id: str, case_id: str, vote: Vote, channel: str, tier: str, now: datetime
+    ) -> None:
+        """One vote per user per reply and case; a later vote replaces the earlier one."""
+
+    def feedback_counts(self) -> list[FeedbackCount]:
+        """Per case, sorted by case id."""
+
+    # digest ledger ------------------------------------------------------------------------------------
+    def digested_case_ids(self) -> set[str]:
+        """Case ids that appeared in a completed digest, or in a claimed one (so they are not re-picked)."""
+
+    def claim_digest(self, period_key: str, owner: str, now: datetime, lease_seconds: int) -> DigestClaim | None:
+        """Claim a period for posting. None when it is done, or claimed by someone whose lease has not
+        expired. A claim whose lease expired is taken over (``attempt`` + 1). Atomic across processes."""
+
+    def record_digest_cases(self, period_key: str, owner: str, case_ids: tuple[str, ...]) -> None:
+        """Remember which cases the claimed period is about to post (before posting)."""
+
+    def renew_digest(self, period_key: str, owner: str, now: datetime, lease_seconds: int) -> bool:
+        """Extend the lease to ``now + lease_seconds`` if ``owner`` still holds the claim (added for the
+        digest runner, which renews before each post so a slow post is not taken over); False when lost."""
+
+    def complete_digest(self, period_key: str, owner: str, message_ts: tuple[str, ...], now: datetime) -> bool:
+        """Mark the period done if ``owner`` still holds it; False when the claim was lost."""
+
+    def get_digest(self, period_key: str) -> DigestEntry | None: ...
+
+    def list_digests(self) -> list[DigestEntry]:
+        """Every ledger row, newest period first."""

@@ -1,0 +1,126 @@
+"""In-memory storage, for unit tests of the service only (every behaviour is tested on the real backends).
+
+Same semantics as the SQLite and PostgreSQL backends within one process; nothing survives ``close``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from bot.storage.base import DigestClaim, DigestEntry, FeedbackCount, LangPref, ReplyRecord, Vote
+
+
+class MemoryStorage:
+    """The :class:`bot.storage.base.Storage` interface in dicts behind one lock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: dict[str, datetime] = {}
+        self._user_lang: dict[str, LangPref] = {}
+        self._channel_auto: dict[str, bool] = {}
+        self._replies: list[ReplyRecord] = []
+        self._feedback: dict[tuple[int, str, str], Vote] = {}
+        self._digests: dict[str, DigestEntry] = {}
+
+    def migrate(self) -> None:
+        return None
+
+    def ping(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        return None
+
+    def claim_event(self, key: str, now: datetime, ttl_seconds: int) -> bool:
+        with self._lock:
+            expires = self._events.get(key)
+            if expires is not None and expires > now:
+                return False
+            self._events = {k: v for k, v in self._events.items() if v > now}
+            self._events[key] = now + timedelta(seconds=ttl_seconds)
+            return True
+
+    def get_user_lang(self, user_id: str) -> LangPref | None:
+        return self._user_lang.get(user_id)
+
+    def set_user_lang(self, user_id: str, lang: LangPref) -> None:
+        with self._lock:
+            self._user_lang[user_id] = lang
+
+    def get_channel_auto(self, channel_id: str) -> bool:
+        return self._channel_auto.get(channel_id, True)
+
+    def set_channel_auto(self, channel_id: str, enabled: bool) -> None:
+        with self._lock:
+            self._channel_auto[channel_id] = enabled
+
+    def log_reply(self, record: ReplyRecord) -> int:
+        with self._lock:
+            reply_id = len(self._replies) + 1
+            self._replies.append(replace(record, id=reply_id))
+            return reply_id
+
+    def get_reply(self, reply_id: int) -> ReplyRecord | None:
+        return self._replies[reply_id - 1] if 0 < reply_id <= len(self._replies) else None
+
+    def last_reply_for_case(self, channel: str, case_id: str) -> datetime | None:
+        times = [r.created_at for r in self._replies if r.channel == channel and r.case_ids[:1] == (case_id,)]
+        return max(times, default=None)
+
+    def replies_since(self, since: datetime) -> list[ReplyRecord]:
+        chosen = [r for r in self._replies if r.created_at >= since]
+        return sorted(chosen, key=lambda r: (r.created_at, r.id or 0))
+
+    def record_feedback(
+        self, reply_id: int, user_id: str, case_id: str, vote: Vote, channel: str, tier: str, now: datetime
+    ) -> None:
+        with self._lock:
+            self._feedback[(reply_id, user_id, case_id)] = vote
+
+    def feedback_counts(self) -> list[FeedbackCount]:
+        counts: dict[str, list[int]] = {}
+        for (_, _, case_id), vote in self._feedback.items():
+            pair = counts.setdefault(case_id, [0, 0])
+            pair[0 if vote == "helpful" else 1] += 1
+        return [FeedbackCount(case_id, h, n) for case_id, (h, n) in sorted(counts.items())]
+
+    def digested_case_ids(self) -> set[str]:
+        return {case_id for entry in self._digests.values() for case_id in entry.case_ids}
+
+    def claim_digest(self, period_key: str, owner: str, now: datetime, lease_seconds: int) -> DigestClaim | None:
+        lease_until = now + timedelta(seconds=lease_seconds)
+        with self._lock:
+            entry = self._digests.get(period_key)
+            if entry is None:
+                entry = DigestEntry(period_key, "claimed", owner, 1, lease_until)
+            elif entry.status == "claimed" and entry.lease_until <= now:
+                entry = replace(entry, owner=owner, attempt=entry.attempt + 1, lease_until=lease_until)
+            else:
+                return None
+            self._digests[period_key] = entry
+            return DigestClaim(period_key, owner, entry.attempt, lease_until)
+
+    def _update(self, period_key: str, owner: str, **changes: object) -> bool:
+        with self._lock:
+            entry = self._digests.get(period_key)
+            if entry is None or entry.owner != owner or entry.status != "claimed":
+                return False
+            self._digests[period_key] = replace(entry, **changes)  # type: ignore[arg-type]
+            return True
+
+    def record_digest_cases(self, period_key: str, owner: str, case_ids: tuple[str, ...]) -> None:
+        self._update(period_key, owner, case_ids=tuple(case_ids))
+
+    def renew_digest(self, period_key: str, owner: str, now: datetime, lease_seconds: int) -> bool:
+        return self._update(period_key, owner, lease_until=now + timedelta(seconds=lease_seconds))
+
+    def complete_digest(self, period_key: str, owner: str, message_ts: tuple[str, ...], now: datetime) -> bool:
+        return self._update(period_key, owner, status="done", message_ts=tuple(message_ts), completed_at=now)
+
+    def get_digest(self, period_key: str) -> DigestEntry | None:
+        return self._digests.get(period_key)
+
+    def list_digests(self) -> list[DigestEntry]:
+        return [self._digests[key] for key in sorted(self._digests, reverse=True)]

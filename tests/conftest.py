@@ -1,0 +1,99 @@
+"""Shared fixtures: a fresh storage per backend (SQLite file; PostgreSQL in its own schema when
+``TEST_DATABASE_URL`` is set), the fake Slack Web API, and settings built from a dict."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import psycopg
+import pytest
+from fake_slack import FakeSlack
+
+from bot.config import Settings
+from bot.models import Case
+from bot.storage import Storage, open_storage
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def postgres_schema_url(base_url: str, schema: str) -> str:
+    """``base_url`` with ``search_path`` set to ``schema`` for every connection made from it."""
+    sep = "&" if "?" in base_url else "?"
+    return f"{base_url}{sep}options={quote(f'-csearch_path={schema}')}"
+
+
+@pytest.fixture(params=BACKENDS)
+def storage_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
+    """A URL for an empty, isolated database on each backend (not migrated)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'data' / 'bot.sqlite3'}"
+        return
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        pytest.skip("TEST_DATABASE_URL is not set")
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')  # type: ignore[arg-type]
+    try:
+        yield postgres_schema_url(base, schema)
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def storage(storage_url: str) -> Iterator[Storage]:
+    """A migrated storage on each backend."""
+    store = open_storage(storage_url)
+    store.migrate()
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as slack:
+        yield slack
+
+
+class _DictSettings(Settings):
+    """Settings whose only source is the values passed in: no environment, no ``.env``."""
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: Any, init_settings: Any, *_: Any, **__: Any) -> Any:
+        return (init_settings,)
+
+
+def make_settings(values: dict[str, Any] | None = None) -> Settings:
+    """Settings from a dict keyed by environment names (``{"DIGEST_CHANNEL": "C1"}``)."""
+    return _DictSettings(**(values or {}))
+
+
+@pytest.fixture
+def settings_factory() -> Any:
+    return make_settings
+
+
+def make_case(case_id: str, reviewed_at: str | None, **fields: Any) -> Case:
+    """A small bilingual case; ``fields`` override any Case field (``title={"en": ..., "ko": None}``)."""
+    data: dict[str, Any] = {
+        "id": case_id,
+        "org": "ExampleCo",
+        "date": "2026-10-01",
+        "url": f"https://incidents.example/cases/{case_id}",
+        "title": {"en": f"Title of {case_id}", "ko": f"{case_id} 제목"},
+        "lessons": {
+            "en": "Check the ECC counters first. Then drain.",
+            "ko": "먼저 ECC 카운터를 확인한다. 그다음 드레인.",
+        },
+        "root_cause": "hardware",
+        "review": {"reviewed_at": reviewed_at} if reviewed_at else {},
+    }
+    data.update(fields)
+    return Case.model_validate(data)

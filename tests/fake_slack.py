@@ -1,0 +1,350 @@
+"""A small local fake of Slack's Web API over loopback, for tests of anything that talks to Slack.
+
+Usage::
+
+    with FakeSlack() as slack:                       # or the ``fake_slack`` fixture in conftest.py
+        client = AsyncWebClient(token="xoxb-test", base_url=slack.base_url)
+        ...
+        slack.wait_for(lambda: len(slack.posted("C1")) == 1, timeout=5)
+        assert slack.calls("chat.postMessage")[0].body["channel"] == "C1"
+
+What it serves (``POST`` or ``GET`` on ``/api/<method>``, form, JSON or query parameters):
+
+- ``auth.test``; ``chat.postMessage`` (returns a unique, increasing ``ts`` and stores the message with
+  its ``metadata`` per channel); ``chat.postEphemeral``; ``chat.update``; ``conversations.history``
+  (stored messages newest first, ``metadata`` only with ``include_all_metadata``; honours ``limit``,
+  ``cursor``, ``oldest``, ``latest``); ``users.info`` (locale from ``user_locales``); ``views.publish``;
+  ``files.info`` (from ``files``); any other method answers ``{"ok": true}``.
+- ``GET /files/<name>`` serves ``files[name]`` bytes with a ``Bearer`` token, else an HTML login page with
+  status 200 (as real Slack does).
+- Every API call needs a token (``Authorization: Bearer …`` or a ``token`` parameter), else
+  ``not_authed``.
+
+Scripting: ``queue(method, status, body, headers, times, process)`` makes the next calls of ``method``
+answer that way (e.g. 500 twice, or 429 with ``Retry-After``; status 0 drops the connection, a
+connection error; ``process=True`` still performs the call, as when a post landed but the client saw
+an error). ``hold(method)`` blocks its next calls until ``release(method, record=...)``
+(``record=False`` answers them 500 unprocessed). Every call is recorded as a :class:`Call` in a
+thread-safe list: ``calls(method)``. ``wait_for(predicate, timeout)`` polls with a
+deadline; never use fixed sleeps.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class Call:
+    """One request the fake received."""
+
+    method: str  # Slack method ("chat.postMessage") or the raw path for non-API requests
+    http_method: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+@dataclass
+class _Scripted:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+    process: bool = False
+
+
+@dataclass
+class _Hold:
+    released: threading.Event = field(default_factory=threading.Event)
+    record: bool = True
+    waiting: int = 0
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 5.0, interval: float = 0.01) -> None:
+    """Poll ``predicate`` until truthy; raise AssertionError after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)
+
+
+class FakeSlack:
+    """The fake server. Start with ``start()`` or ``with``; ``base_url`` is the Web API root."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[Call] = []
+        self._messages: dict[str, list[dict[str, Any]]] = {}
+        self._scripted: dict[str, list[_Scripted]] = {}
+        self._holds: dict[str, _Hold] = {}
+        self._seq = itertools.count(1)
+        self._base_ts = int(time.time())
+        self.user_locales: dict[str, str] = {}
+        self.files: dict[str, bytes] = {}
+        self.views: dict[str, dict[str, Any]] = {}
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-slack", daemon=True
+        )
+
+    # lifecycle -------------------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/api/"
+
+    def start(self) -> FakeSlack:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        with self._lock:
+            for hold in self._holds.values():
+                hold.record = False
+                hold.released.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeSlack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # scripting -------------------------------------------------------------------------------------
+    def queue(
+        self,
+        method: str,
+        status: int = 500,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        times: int = 1,
+        process: bool = False,
+    ) -> None:
+        """Answer the next ``times`` calls of ``method`` with this status/body/headers. The call is not
+        processed unless ``process=True`` (a post that landed although the client saw an error)."""
+        default = {"ok": False, "error": "ratelimited" if status == 429 else "internal_error"}
+        with self._lock:
+            self._scripted.setdefault(method, []).extend(
+                _Scripted(status, body or default, headers or {}, process) for _ in range(times)
+            )
+
+    def hold(self, method: str) -> None:
+        """Block calls of ``method`` (before processing) until :meth:`release`."""
+        with self._lock:
+            self._holds[method] = _Hold()
+
+    def held(self, method: str) -> int:
+        """How many calls of ``method`` are blocked right now."""
+        with self._lock:
+            hold = self._holds.get(method)
+            return hold.waiting if hold else 0
+
+    def release(self, method: str, record: bool = True) -> None:
+        """Let held calls go: processed normally with ``record=True``, else answered 500 unprocessed."""
+        with self._lock:
+            hold = self._holds.pop(method, None)
+        if hold is not None:
+            hold.record = record
+            hold.released.set()
+
+    # inspection ------------------------------------------------------------------------------------
+    def calls(self, method: str | None = None) -> list[Call]:
+        with self._lock:
+            return [c for c in self._calls if method is None or c.method == method]
+
+    def posted(self, channel: str) -> list[dict[str, Any]]:
+        """Messages stored in ``channel``, oldest first."""
+        with self._lock:
+            return list(self._messages.get(channel, []))
+
+    def add_message(self, channel: str, message: dict[str, Any]) -> str:
+        """Store a message as if posted earlier; returns its ts."""
+        with self._lock:
+            ts = self._next_ts()
+            self._messages.setdefault(channel, []).append({**message, "ts": ts})
+            return ts
+
+    wait_for = staticmethod(wait_for)
+
+    # request handling (server threads) -------------------------------------------------------------
+    def _next_ts(self) -> str:
+        seq = next(self._seq)
+        return f"{self._base_ts + seq // 1_000_000}.{seq % 1_000_000:06d}"
+
+    def _record(self, call: Call) -> None:
+        with self._lock:
+            self._calls.append(call)
+
+    def _before(self, method: str) -> _Scripted | None:
+        """A scripted or held answer for this call, or None to process it normally."""
+        with self._lock:
+            scripted = self._scripted.get(method)
+            if scripted:
+                return scripted.pop(0)
+            hold = self._holds.get(method)
+            if hold is not None:
+                hold.waiting += 1
+        if hold is None:
+            return None
+        hold.released.wait()
+        with self._lock:
+            hold.waiting -= 1
+        if hold.record:
+            return None
+        return _Scripted(500, {"ok": False, "error": "internal_error"}, {})
+
+    def _api(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            if method == "auth.test":
+                return {"ok": True, "team_id": "T1", "user_id": "UBOT", "bot_id": "BBOT", "team": "test"}
+            if method == "chat.postMessage":
+                ts = self._next_ts()
+                message = {"type": "message", "ts": ts, "bot_id": "BBOT", "user": "UBOT", **_message(args)}
+                self._messages.setdefault(str(args.get("channel")), []).append(message)
+                return {"ok": True, "channel": args.get("channel"), "ts": ts, "message": message}
+            if method == "chat.postEphemeral":
+                return {"ok": True, "message_ts": self._next_ts()}
+            if method == "chat.update":
+                for message in self._messages.get(str(args.get("channel")), []):
+                    if message["ts"] == args.get("ts"):
+                        message.update(_message(args))
+                return {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
+            if method == "conversations.history":
+                return self._history(args)
+            if method == "users.info":
+                user = str(args.get("user"))
+                return {"ok": True, "user": {"id": user, "locale": self.user_locales.get(user, "en-US")}}
+            if method == "views.publish":
+                self.views[str(args.get("user_id"))] = _json_arg(args.get("view"))
+                return {"ok": True, "view": self.views[str(args.get("user_id"))]}
+            if method == "files.info":
+                name = str(args.get("file"))
+                if name not in self.files:
+                    return {"ok": False, "error": "file_not_found"}
+                private = f"{self.url}/files/{name}"
+                return {
+                    "ok": True,
+                    "file": {
+                        "id": name,
+                        "name": name,
+                        "size": len(self.files[name]),
+                        "url_private": private,
+                        "url_private_download": private,
+                    },
+                }
+            return {"ok": True}
+
+    def _history(self, args: dict[str, Any]) -> dict[str, Any]:
+        newest_first = list(reversed(self._messages.get(str(args.get("channel")), [])))
+        if args.get("oldest"):
+            newest_first = [m for m in newest_first if float(m["ts"]) > float(args["oldest"])]
+        if args.get("latest"):
+            newest_first = [m for m in newest_first if float(m["ts"]) < float(args["latest"])]
+        start = int(args.get("cursor") or 0)
+        limit = int(args.get("limit") or 100)
+        page = newest_first[start : start + limit]
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
+        out = [m if with_metadata else {k: v for k, v in m.items() if k != "metadata"} for m in page]
+        has_more = start + limit < len(newest_first)
+        return {
+            "ok": True,
+            "messages": out,
+            "has_more": has_more,
+            "response_metadata": {"next_cursor": str(start + limit) if has_more else ""},
+        }
+
+
+def _json_arg(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _message(args: dict[str, Any]) -> dict[str, Any]:
+    keys = ("text", "blocks", "metadata", "thread_ts", "channel")
+    return {key: _json_arg(args[key]) for key in keys if key in args}
+
+
+def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return None
+
+        def _args(self) -> dict[str, Any]:
+            split = urlsplit(self.path)
+            args: dict[str, Any] = {k: v[-1] for k, v in parse_qs(split.query).items()}
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            kind = self.headers.get("Content-Type") or ""
+            if raw and "json" in kind:
+                args.update(json.loads(raw))
+            elif raw:
+                args.update({k: v[-1] for k, v in parse_qs(raw.decode()).items()})
+            return args
+
+        def _send(self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client went away (e.g. a SIGKILLed test process); nothing to answer
+
+        def _handle(self) -> None:
+            split = urlsplit(self.path)
+            args = self._args()
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            if split.path.startswith("/files/"):
+                fake._record(Call(split.path, self.command, args, headers))
+                name = split.path.removeprefix("/files/")
+                if not headers.get("authorization", "").startswith("Bearer ") or name not in fake.files:
+                    self._send(200, b"<!DOCTYPE html><html><body>Sign in to Slack</body></html>", "text/html")
+                else:
+                    self._send(200, fake.files[name], "application/octet-stream")
+                return
+            method = split.path.removeprefix("/api/").strip("/")
+            fake._record(Call(method, self.command, args, headers))
+            token = headers.get("authorization", "").removeprefix("Bearer ").strip() or args.get("token")
+            if not token:
+                self._send(200, b'{"ok": false, "error": "not_authed"}', "application/json")
+                return
+            scripted = fake._before(method)
+            if scripted is None:
+                status, body, extra = 200, fake._api(method, args), {}
+            else:
+                if scripted.process:
+                    fake._api(method, args)
+                if scripted.status == 0:  # drop the connection without answering
+                    self.close_connection = True
+                    return
+                status, body, extra = scripted.status, scripted.body, scripted.headers
+            self._send(status, json.dumps(body).encode(), "application/json; charset=utf-8", extra)
+
+        do_GET = _handle
+        do_POST = _handle
+
+    return Handler
