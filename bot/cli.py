@@ -135,6 +135,46 @@ def _cmd_match(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_digest(args: argparse.Namespace) -> int:
+    import asyncio
+    from datetime import UTC, datetime
+
+    from bot.digest_runner import DigestError, DigestParams, DigestRunner, digest_client
+
+    settings = _settings_from_args(args)
+    service = build_service(settings)
+    if args.post and not (settings.slack_bot_token and settings.digest_channel):
+        print("incident-bot: --post needs SLACK_BOT_TOKEN and DIGEST_CHANNEL", file=sys.stderr)
+        return 2
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else "xoxb-dry-run"
+    runner = DigestRunner(
+        service.storage,
+        digest_client(token, settings.slack_api_url),
+        settings.digest_channel or "(no DIGEST_CHANNEL)",
+        DigestParams.from_settings(settings),
+        cases=lambda: list(service.library),
+        clock=lambda: datetime.now(UTC),
+    )
+    now = datetime.now(UTC)
+    if not args.post:
+        messages = asyncio.run(runner.dry_run(now))
+        if not messages:
+            print(f"Nothing to post for the period ending {runner.latest_slot(now).isoformat()}.")
+        for message in messages:
+            if args.json:
+                print(json.dumps({"text": message.text, "blocks": message.blocks}, ensure_ascii=False, indent=2))
+            else:
+                print(message.text + "\n")
+        return 0
+    try:
+        outcome = asyncio.run(runner.run_due(now))
+    except DigestError as exc:
+        print(f"incident-bot: digest not posted: {exc}", file=sys.stderr)
+        return 1
+    print(f"digest {outcome.period_key}: {outcome.status} ({len(outcome.message_ts)} message(s) posted)")
+    return 0
+
+
 def _cmd_console(args: argparse.Namespace) -> int:
     settings = _settings_from_args(args)
     service = build_service(settings)
@@ -178,6 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--json", action="store_true", help="one JSON object per input (JSON Lines)")
     match.set_defaults(func=_cmd_match)
 
+    digest = sub.add_parser("digest", help="the weekly digest: preview it, or post it now")
+    mode = digest.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="print what would be posted (the default)")
+    mode.add_argument("--post", action="store_true", help="post the due digest now (exactly once)")
+    digest.add_argument("--json", action="store_true", help="with --dry-run: print the Block Kit JSON")
+    digest.set_defaults(func=_cmd_digest)
+
     console = sub.add_parser("console", help="the local console")
     console.set_defaults(func=_cmd_console)
 
@@ -195,7 +242,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = args.func(args)
     except ValidationError as exc:
-        print(f"incident-bot: invalid settings:\n{exc}", file=sys.stderr)
+        # Never echo the inputs: they include tokens.
+        problems = [
+            f"  {'.'.join(map(str, err['loc'])) or 'settings'}: {err['msg']}"
+            for err in exc.errors(include_input=False, include_url=False)
+        ]
+        print("incident-bot: invalid settings:\n" + "\n".join(problems), file=sys.stderr)
         return 2
     return result
 

@@ -1,0 +1,137 @@
+"""The command line end to end: show, match (JSON Lines), cases validate, digest, console."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_slack import FakeSlack
+
+from bot.cli import build_service, main
+from bot.console import Console
+
+ROOT = Path(__file__).resolve().parent.parent
+PASTES = ROOT / "tests" / "fixtures" / "pastes"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "DATABASE_URL", "CASES_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)  # no developer .env is read
+
+
+def test_show_prints_both_languages(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--cases", str(ROOT / "cases"), "show", "il-427"]) == 0
+    out = capsys.readouterr().out
+    assert "IL-0427" in out and "Remediation" in out and "조치" in out and "교훈" in out
+
+
+def test_show_unknown_id_suggests_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--cases", str(ROOT / "cases"), "show", "IL-0428"]) == 1
+    assert "IL-0427" in capsys.readouterr().out
+
+
+def test_match_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(PASTES / "hw-ecc-deepspeed-backward.txt"), str(PASTES / "neg-hw-shape-mismatch-linear.txt")]
+    assert main(["--cases", str(ROOT / "cases"), "match", "--json", *files]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["file"] for line in lines] == files
+    first, second = lines
+    assert first["reply"] is True
+    assert first["matches"][0]["case_id"] in {"IL-0427", "IL-0414"}
+    assert first["matches"][0]["tier"] == "exact"
+    assert first["matches"][0]["evidence"][0]["line"]
+    assert {"score", "evidence", "case_id", "tier"} <= set(first["matches"][0])
+    assert second["reply"] is False
+    assert isinstance(first["elapsed_ms"], float)
+
+
+def test_match_reads_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    fake = io.TextIOWrapper(io.BytesIO(b"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"))
+    monkeypatch.setattr(sys, "stdin", fake)
+    assert main(["--cases", str(ROOT / "cases"), "match", "--json", "-"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["matches"][0]["case_id"] == "IL-0415"
+
+
+def test_match_unreadable_file_is_nonzero(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["--cases", str(ROOT / "cases"), "match", str(tmp_path / "missing.log")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_console_session() -> None:
+    service = build_service(_settings({"CASES_DIR": str(ROOT / "cases")}))
+    out: list[str] = []
+    console = Console(service, out.append)
+    console.run(
+        [
+            "/incident IL-0427\n",
+            "/incident il-9999\n",
+            ":json\n",
+            "[default3]:RuntimeError: CUDA error: uncorrectable ECC error encountered\n",
+            "\n",
+            "KeyError: 'input_ids'\n",
+            "\n",
+            ":quit\n",
+            "/incident help\n",
+        ]
+    )
+    text = "\n".join(out)
+    assert "교훈" in text and "Lessons" in text
+    assert "No case 'il-9999'" in text
+    assert '"blocks"' in text  # :json printed the Block Kit
+    assert "exact match" in text
+    assert "No known case fits this paste." in text
+    assert "/incident search WORDS" not in text  # :quit stopped before help
+
+
+def _settings(values: dict[str, Any]) -> Any:
+    from conftest import make_settings
+
+    return make_settings(values)
+
+
+def _reviewed_case_dir(tmp_path: Path) -> Path:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    source = json.loads((ROOT / "cases" / "IL-0427.json").read_text(encoding="utf-8"))
+    source["review"] = {"written_by": "test", "reviewed_at": (datetime.now(UTC) - timedelta(days=2)).isoformat()}
+    (cases / "IL-0427.json").write_text(json.dumps(source), encoding="utf-8")
+    return cases
+
+
+def test_digest_dry_run_then_post_exactly_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = _reviewed_case_dir(tmp_path)
+    assert main(["--cases", str(cases), "digest", "--dry-run"]) == 0
+    assert "IL-0427" in capsys.readouterr().out
+    assert main(["--cases", str(cases), "digest", "--post"]) == 2  # no token, no channel
+    with FakeSlack() as slack:
+        monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
+        monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-test")
+        monkeypatch.setenv("SLACK_API_URL", slack.base_url)
+        monkeypatch.setenv("DIGEST_CHANNEL", "CDIGEST")
+        assert main(["--cases", str(cases), "digest", "--post"]) == 0
+        assert "posted" in capsys.readouterr().out
+        assert main(["--cases", str(cases), "digest", "--post"]) == 0
+        assert "done" in capsys.readouterr().out
+        posted = slack.posted("CDIGEST")
+        assert len(posted) == 1
+        assert "IL-0427" in json.dumps(posted[0])
+
+
+def test_invalid_settings_fail_fast(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")  # HTTP mode without a signing secret
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err
+    assert "SLACK_SIGNING_SECRET" in err
+    assert "xoxb-test" not in err
