@@ -123,6 +123,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 "reply": result.reply,
                 "reply_case_ids": result.reply_case_ids,
                 "matches": [m.model_dump(mode="json", exclude={"title"}) for m in result.matches],
+                "suspects": result.suspects.model_dump(mode="json") if result.suspects else None,
                 "truncated": result.truncated,
                 "skipped_bytes": result.skipped_bytes,
                 "timed_out": result.timed_out,

@@ -20,9 +20,10 @@ from typing import Any
 import re2
 from rapidfuzz import fuzz
 
-from bot.models import Case, Evidence, Match, MatchResult, Strength, Tier
+from bot.models import Case, Evidence, Match, MatchResult, Strength, SuspectInfo, Tier
 from bot.normalize import Cleaned, clean
 from bot.signatures import CompiledSignature, squash
+from bot.suspects import extract_suspects
 from bot.textindex import BM25Index
 
 Clock = Callable[[], float]
@@ -40,6 +41,7 @@ _QUOTED = re.compile(r"`([^`\n]{15,300})`|\"([^\"\n]{15,300})\"")
 _DIGITS = re.compile(r"\d{1,40}")
 _EVIDENCE_CHARS = 300
 _HITS_COUNTED = 10_000
+_LINES_KEPT = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ class _Tally:
     fallout: dict[int, Evidence] = field(default_factory=dict)
     supporting: dict[int, Evidence] = field(default_factory=dict)
     counts: dict[int, int] = field(default_factory=dict)
+    lines: dict[int, list[int]] = field(default_factory=dict)  # 0-based lines each signature hit
     specificity: int = 0
     text_sim: float = 0.0
     text_strength: Strength | None = None
@@ -182,6 +185,7 @@ class Matcher:
             timed_out = self._scan_text(cleaned, tallies, late)
         matches = self._rank(tallies)
         reply, reply_ids = self._decide(matches)
+        suspects = self._suspects(cleaned, tallies[matches[0].case_id]) if matches else None
         return MatchResult(
             matches=matches,
             reply=reply,
@@ -190,7 +194,20 @@ class Matcher:
             skipped_bytes=cleaned.skipped_bytes,
             timed_out=timed_out,
             lines_scanned=len(cleaned.raw_lines),
+            suspects=suspects,
         )
+
+    @staticmethod
+    def _suspects(cleaned: Cleaned, tally: _Tally) -> SuspectInfo | None:
+        """From the best case's decisive lines when it has any (where it failed), else from the lines
+        that only report it."""
+        proof = list(tally.decisive)
+        chosen = proof or [*tally.fallout, *tally.supporting]
+        numbers = [n for index in chosen for n in tally.lines.get(index, [])]
+        if not numbers and tally.text_evidence is not None:
+            numbers = [tally.text_evidence.line_no - 1]
+        collective = not proof and bool(tally.fallout)
+        return extract_suspects(cleaned.raw_lines, numbers, failed=bool(proof), collective=collective).to_info()
 
     def _scan_signatures(self, cleaned: Cleaned, tallies: dict[str, _Tally]) -> None:
         text = cleaned.text
@@ -200,16 +217,22 @@ class Matcher:
                 hit.append(members[position])
         for index in hit:
             sig = self._signatures[index]
-            first_line = -1
+            line_numbers: list[int] = []
             count = 0
+            last = -1
             for found in self._located(index).finditer(text):
-                if first_line < 0:
-                    first_line = cleaned.line_of(found.start())
+                line_no = cleaned.line_of(found.start())
+                if line_no == last:
+                    continue  # two hits on one line count once
+                last = line_no
+                if len(line_numbers) < _LINES_KEPT:
+                    line_numbers.append(line_no)
                 count += 1
                 if count >= _HITS_COUNTED:
                     break
-            if first_line < 0:  # the set matched across a line break; no single line carries it
+            if not line_numbers:  # the set matched across a line break; no single line carries it
                 continue
+            first_line = line_numbers[0]
             evidence = Evidence(
                 line=_evidence_line(cleaned, first_line),
                 line_no=first_line + 1,
@@ -226,6 +249,7 @@ class Matcher:
             else:
                 tally.decisive[index] = evidence
             tally.counts[index] = count
+            tally.lines[index] = line_numbers
             tally.specificity += len(sig.literal)
 
     def _candidate_lines(self, cleaned: Cleaned) -> list[int]:

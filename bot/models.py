@@ -193,6 +193,20 @@ class Match(BaseModel):
     evidence: list[Evidence]
 
 
+class SuspectInfo(BaseModel):
+    """Where the best match's failure happened, from the lines that matched (see ``bot.suspects``)."""
+
+    failed: bool  # True: the lines are the error itself; False: they only report it (collective timeouts)
+    summary: str
+    hosts: dict[str, int] = Field(default_factory=dict)
+    ranks: list[int] = Field(default_factory=list)
+    local_ranks: list[int] = Field(default_factory=list)
+    pci: list[str] = Field(default_factory=list)
+    gpus: list[int] = Field(default_factory=list)
+    jobs: list[str] = Field(default_factory=list)
+    fills: dict[str, str] = Field(default_factory=dict)
+
+
 class MatchResult(BaseModel):
     matches: list[Match]
     reply: bool
@@ -201,6 +215,7 @@ class MatchResult(BaseModel):
     skipped_bytes: int = 0
     timed_out: bool = False
     lines_scanned: int = 0
+    suspects: SuspectInfo | None = None
 
     @property
     def best(self) -> Match | None:

@@ -173,7 +173,16 @@ class IncidentService:
         )
 
     def render_match(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply:
-        return match_reply(result, self._state.library.cases, langs, explicit=explicit)
+        """The reply for a match, with the suspects line and remediation commands filled from them."""
+        suspects = result.suspects
+        return match_reply(
+            result,
+            self._state.library.cases,
+            langs,
+            explicit=explicit,
+            suspects=suspects.summary if suspects else None,
+            fills=suspects.fills if suspects else None,
+        )
 
     def should_auto_reply(self, channel: str, result: MatchResult) -> bool:
         """An unprompted paste gets an answer only when the matcher says so, the channel has automatic

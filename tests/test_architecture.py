@@ -19,6 +19,7 @@ PURE = [
     "labels",
     "mrkdwn",
     "quality",
+    "suspects",
 ]
 FORBIDDEN_IN_PURE = {
     "os",
