@@ -55,6 +55,8 @@ class MatchConfig:
     same_class_band: int = 5
     fuzzy_floor: int = 85
     docs_per_case: int = 16
+    set_shard: int = _SET_SHARD
+    set_max_mem: int = _SET_MAX_MEM
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +107,7 @@ class Matcher:
         self.config = config or MatchConfig()
         self._cases = dict(cases)
         self._signatures = list(signatures)
-        self._sets = self._build_sets(self._signatures)
+        self._sets = self._build_sets(self._signatures, self.config.set_shard, self.config.set_max_mem)
         self._text_regex: dict[int, Any] = {}
         options = re2.Options()
         options.log_errors = False
@@ -120,17 +122,27 @@ class Matcher:
     # -- building -----------------------------------------------------------------------------------
 
     @staticmethod
-    def _build_sets(signatures: Sequence[CompiledSignature]) -> list[tuple[Any, list[int]]]:
+    def _build_sets(signatures: Sequence[CompiledSignature], shard: int, max_mem: int) -> list[tuple[Any, list[int]]]:
+        """RE2 sets of at most ``shard`` patterns; a set RE2 cannot compile within ``max_mem`` is split
+        in halves until it does (a single pattern always compiles: it was checked at load time)."""
         options = re2.Options()
         options.log_errors = False
-        options.max_mem = _SET_MAX_MEM
+        options.max_mem = max_mem
         sets: list[tuple[Any, list[int]]] = []
-        for start in range(0, len(signatures), _SET_SHARD):
-            members = list(range(start, min(start + _SET_SHARD, len(signatures))))
+        pending = [list(range(i, min(i + shard, len(signatures)))) for i in range(0, len(signatures), shard)]
+        while pending:
+            members = pending.pop()
             regex_set = re2.Set.SearchSet(options)
             for index in members:
                 regex_set.Add(signatures[index].set_pattern())
-            regex_set.Compile()
+            try:
+                regex_set.Compile()
+            except re2.error:
+                if len(members) == 1:
+                    raise
+                half = len(members) // 2
+                pending.extend([members[:half], members[half:]])
+                continue
             sets.append((regex_set, members))
         return sets
 

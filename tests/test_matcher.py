@@ -210,3 +210,16 @@ def test_at_most_five_candidates() -> None:
         ]
     )
     assert len(MATCHER.match(paste).matches) <= 5
+
+
+def test_sets_too_big_for_their_memory_budget_are_split_and_still_match() -> None:
+    cases = [
+        _case(
+            f"IL-{n:04d}", f"class-{n}", [{"pattern": f"Widget{n}Error: frobnication failed", "strength": "decisive"}]
+        )
+        for n in range(1, 3001)
+    ]
+    signatures = [compile_signature(c.id, i, s) for c in cases for i, s in enumerate(c.signatures)]
+    matcher = Matcher({c.id: c for c in cases}, signatures, MatchConfig(set_shard=3000, set_max_mem=1 << 20))
+    result = matcher.match("x\nWidget2718Error: frobnication failed\n")
+    assert result.best is not None and result.best.case_id == "IL-2718"
