@@ -1,0 +1,83 @@
+"""Reloading the case library while serving: on SIGHUP, on an interval, or after a sync.
+
+A case file that is broken in the new version does not take its case away: the previous version of that
+file's case keeps serving, and the problem is logged with the file and the reason. The new library is
+built off to the side and swapped in whole (``IncidentService.reload``), so no request is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.case_store import CaseLibrary, Problem, load_library
+from bot.service import IncidentService
+
+log = logging.getLogger("incident_bot.reload")
+
+
+@dataclass(frozen=True)
+class ReloadOutcome:
+    changed: bool
+    cases: int
+    kept_previous: tuple[str, ...] = ()  # case ids served from the previous version of a broken file
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+
+
+def fingerprint(directory: Path) -> str:
+    """A cheap digest of the directory's case files (names, sizes, modification times)."""
+    digest = hashlib.sha256()
+    for path in sorted(directory.glob("*.json")):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def merge_with_previous(new: CaseLibrary, previous: CaseLibrary) -> tuple[CaseLibrary, list[str]]:
+    """Carry over each previous case whose file is broken now (and whose id the new library lacks)."""
+    broken = {problem.path for problem in new.errors}
+    kept: list[str] = []
+    for case_id, path in previous.paths.items():
+        if path in broken and case_id not in new.cases:
+            new.cases[case_id] = previous.cases[case_id]
+            new.paths[case_id] = path
+            new.signatures.extend(sig for sig in previous.signatures if sig.case_id == case_id)
+            kept.append(case_id)
+    return new, kept
+
+
+def reload_library(service: IncidentService, directory: Path) -> ReloadOutcome:
+    """Load ``directory`` again and swap it in. Never raises for bad content; logs every problem."""
+    previous = service.library
+    fresh = load_library(directory)
+    for problem in fresh.errors:
+        log.warning("case file problem on reload: %s", problem)
+    merged, kept = merge_with_previous(fresh, previous)
+    if kept:
+        log.warning("kept the previous version of %s because the new file is broken", ", ".join(sorted(kept)))
+    if not merged.cases and previous.cases:
+        log.error("reload found no usable case in %s; the previous library keeps serving", directory)
+        return ReloadOutcome(False, len(previous), tuple(previous.cases), tuple(fresh.errors))
+    service.reload(merged)
+    log.info("case library reloaded: %d cases", len(merged))
+    return ReloadOutcome(True, len(merged), tuple(kept), tuple(fresh.errors))
+
+
+async def watch_library(
+    service: IncidentService, directory: Path, interval_s: float, baseline: str | None = None
+) -> None:
+    """Reload whenever the directory's fingerprint differs from ``baseline`` (default: as it is now),
+    checked every ``interval_s`` seconds. Runs until cancelled; loading runs in a thread."""
+    seen = baseline if baseline is not None else await asyncio.to_thread(fingerprint, directory)
+    while True:
+        await asyncio.sleep(interval_s)
+        current = await asyncio.to_thread(fingerprint, directory)
+        if current != seen:
+            seen = current
+            await asyncio.to_thread(reload_library, service, directory)
