@@ -24,6 +24,7 @@ from bot.matcher import MatchConfig
 from bot.models import Lang
 from bot.service import IncidentService
 from bot.storage import Storage, open_storage
+from bot.sync_cli import add_sync_parser
 
 log = logging.getLogger("incident_bot")
 
@@ -231,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the bot: Slack if tokens are set, else the console")
     run.set_defaults(func=_cmd_run)
+
+    add_sync_parser(sub)
     return parser
 
 

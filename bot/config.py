@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     match_deadline_seconds: float = Field(default=2.0, gt=0, le=60, validation_alias="MATCH_DEADLINE_SECONDS")
     max_paste_bytes: int = Field(default=2 << 20, ge=1024, validation_alias="MAX_PASTE_BYTES")
     max_file_bytes: int = Field(default=10 << 20, ge=1024, validation_alias="MAX_FILE_BYTES")
+    library_api_url: str | None = Field(default=None, validation_alias="LIBRARY_API_URL")
+    library_sync_minutes: int = Field(default=0, ge=0, validation_alias="LIBRARY_SYNC_MINUTES")
+    cases_reload_seconds: int = Field(default=0, ge=0, validation_alias="CASES_RELOAD_SECONDS")
     noise_window_minutes: int = Field(default=60, ge=0, validation_alias="NOISE_WINDOW_MINUTES")
     dedupe_ttl_seconds: int = Field(default=3600, ge=60, validation_alias="DEDUPE_TTL_SECONDS")
 
@@ -63,6 +66,8 @@ class Settings(BaseSettings):
             raise ValueError("HTTP mode (SLACK_BOT_TOKEN without SLACK_APP_TOKEN) needs SLACK_SIGNING_SECRET")
         if self.slack_app_token is not None and self.slack_bot_token is None:
             raise ValueError("SLACK_APP_TOKEN (Socket Mode) also needs SLACK_BOT_TOKEN")
+        if self.library_sync_minutes and not self.library_api_url:
+            raise ValueError("LIBRARY_SYNC_MINUTES needs LIBRARY_API_URL")
         if self.database_url and not self.database_url.startswith(("sqlite:///", "postgresql://", "postgres://")):
             raise ValueError("DATABASE_URL must start with sqlite:/// or postgresql://")
         return self

@@ -1,0 +1,510 @@
+"""Bringing the case directory up to date with the incident library: fetch, validate, merge, write atomically.
+
+Remote data wins for the library's own fields; everything the bot adds locally survives (``failure_class``,
+``signatures``, remediation ``template``s), and a language side or a key the library did not send is never
+blanked. A file is only ever replaced by a case that validates, through a temporary file and a rename.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from bot.case_store import canonical_id, parse_case
+from bot.library_client import (
+    CaseRef,
+    Fetched,
+    LibraryClient,
+    LibraryError,
+    LibraryUnavailable,
+    NotModified,
+)
+from bot.models import LANGS, Case
+
+log = logging.getLogger(__name__)
+
+LOCAL_ONLY_FIELDS = ("failure_class", "signatures")
+STATE_VERSION = 1
+MAX_CONSECUTIVE_UNAVAILABLE = 3
+_MODEL_ORDER = tuple(Case.model_fields)
+
+Progress = Callable[[int, int, str], None]
+"""Called after each case with (cases done, cases listed, case id)."""
+
+
+# -- report -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    case_id: str
+    reasons: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.case_id}: " + "; ".join(self.reasons)
+
+
+@dataclass
+class SyncReport:
+    """What one sync did (or, on a dry run, would do). Lists hold case ids in listing order."""
+
+    api_url: str
+    dry_run: bool = False
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)  # the library's case is unusable; local file kept
+    failed: list[Rejection] = field(default_factory=list)  # the case could not be fetched
+    newly_reviewed: list[str] = field(default_factory=list)  # review.reviewed_at appeared: next digest picks it
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None  # the sync stopped early (listing failed, library unreachable)
+    fetched: int = 0  # cases transferred with a 200
+    not_modified: int = 0  # conditional requests answered 304
+
+    @property
+    def changed(self) -> bool:
+        """Whether any case file was (or, on a dry run, would be) written."""
+        return bool(self.added or self.updated)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.rejected and not self.failed
+
+    def summary(self) -> str:
+        head = f"Library sync from {self.api_url}" + (" (dry run: nothing written)" if self.dry_run else "")
+        lines = [
+            head,
+            f"  added {len(self.added)}, updated {len(self.updated)}, unchanged {len(self.unchanged)}, "
+            f"rejected {len(self.rejected)}, failed {len(self.failed)} "
+            f"(transferred {self.fetched}, not modified {self.not_modified})",
+        ]
+        for label, ids in (("added", self.added), ("updated", self.updated)):
+            if ids:
+                lines.append(f"  {label}: {', '.join(ids)}")
+        if self.newly_reviewed:
+            lines.append(f"  newly reviewed (eligible for the next digest): {', '.join(self.newly_reviewed)}")
+        lines += [f"  rejected {item}" for item in self.rejected]
+        lines += [f"  failed {item}" for item in self.failed]
+        lines += [f"  note: {note}" for note in self.notes]
+        if self.error:
+            lines.append(f"  error: {self.error}")
+        return "\n".join(lines)
+
+
+# -- merge --------------------------------------------------------------------------------------------
+
+_MISSING: Any = object()
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _has_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _is_localized(value: Any) -> bool:
+    return isinstance(value, dict) and any(_has_text(value.get(lang)) for lang in LANGS)
+
+
+def _merge_value(key: str | None, local: Any, remote: Any) -> Any:
+    if local is _MISSING:
+        return remote
+    if key in LANGS and _blank(remote) and _has_text(local):
+        return local
+    if remote is None and _is_localized(local):
+        return local
+    if isinstance(remote, dict) and isinstance(local, dict):
+        return _merge_dict(local, remote)
+    if isinstance(remote, list) and isinstance(local, list) and len(remote) == len(local):
+        # Same length: items correspond by position (a language side missing in one is kept).
+        return [_merge_value(None, old, new) for old, new in zip(local, remote, strict=True)]
+    return remote
+
+
+def _merge_dict(local: dict[str, Any], remote: dict[str, Any]) -> dict[str, Any]:
+    """Local key order first, then keys new in the library. A key the library did not send is kept."""
+    merged = {key: _merge_value(key, value, remote[key]) if key in remote else value for key, value in local.items()}
+    merged.update({key: value for key, value in remote.items() if key not in merged})
+    return merged
+
+
+def _step_texts(step: Any) -> set[str]:
+    text = step.get("text") if isinstance(step, dict) else None
+    if not isinstance(text, dict):
+        return set()
+    return {" ".join(text[lang].split()).casefold() for lang in LANGS if _has_text(text.get(lang))}
+
+
+def _merge_steps(local: list[Any], remote: list[Any], notes: list[str]) -> list[Any]:
+    """Pair each library step with a local one by equal text (either language), else by equal position
+    when that local step is still free; a paired step keeps its local ``template`` and language sides."""
+    pairs: list[int | None] = [None] * len(remote)
+    used: set[int] = set()
+    for r_index, step in enumerate(remote):
+        texts = _step_texts(step)
+        for l_index, old in enumerate(local):
+            if l_index not in used and texts & _step_texts(old):
+                pairs[r_index] = l_index
+                used.add(l_index)
+                break
+    for r_index in range(len(remote)):
+        if pairs[r_index] is None and r_index < len(local) and r_index not in used:
+            pairs[r_index] = r_index
+            used.add(r_index)
+    merged: list[Any] = []
+    for step, paired in zip(remote, pairs, strict=True):
+        old = local[paired] if paired is not None else _MISSING
+        new = _merge_value(None, old, step)
+        if isinstance(new, dict) and isinstance(old, dict) and old.get("template") is not None:
+            new["template"] = old["template"]
+        merged.append(new)
+    for l_index, old in enumerate(local):
+        if l_index not in used and isinstance(old, dict) and old.get("template") is not None:
+            notes.append(
+                f"remediation[{l_index}] template {old['template']!r} has no step left in the library's version"
+            )
+    return merged
+
+
+def _ordered(data: dict[str, Any], first: Iterable[str]) -> dict[str, Any]:
+    keys = [key for key in dict.fromkeys([*first, *_MODEL_ORDER]) if key in data]
+    return {**{key: data[key] for key in keys}, **data}
+
+
+def merge_case(local: dict[str, Any] | None, remote: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The case to write: ``remote`` merged over ``local`` (the current file, or None for a new case).
+
+    Local-only fields are kept, remediation templates follow their step (matched by text, else by
+    position), a language side present locally but missing or blank remotely is kept (recursively), and a
+    key the library did not send keeps its local value. Keys keep the local file's order; a new case gets
+    the model's field order (as the bundled files have). Returns the merged case and notes for the report.
+    Pure: does not validate.
+    """
+    notes: list[str] = []
+    if local is None:
+        return _ordered(dict(remote), ()), notes
+    merged = _merge_dict(local, remote)
+    for key in LOCAL_ONLY_FIELDS:
+        if key in local:
+            merged[key] = local[key]
+    steps_l, steps_r = local.get("remediation"), remote.get("remediation")
+    if isinstance(steps_l, list) and isinstance(steps_r, list):
+        merged["remediation"] = _merge_steps(steps_l, steps_r, notes)
+    return _ordered(merged, local), notes
+
+
+def dump_case(data: dict[str, Any]) -> bytes:
+    """The bundled files' format: 2-space indent, UTF-8 without escapes, newline at the end."""
+    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+# -- files and state ----------------------------------------------------------------------------------
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` via a temporary file in the same directory and ``os.replace``:
+    readers see the old file or the new one, never a part. Keeps the old file's permission bits."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+
+
+class SyncState:
+    """Validators per case (``ETag``, ``Last-Modified``, ``updated_at``) for one API URL, in a small JSON
+    file. A missing, unreadable or other-server file starts empty: the next sync fetches everything."""
+
+    def __init__(self, path: Path | None, api_url: str) -> None:
+        self.path = path
+        self.api_url = api_url
+        self.cases: dict[str, dict[str, str]] = {}
+        self.problem: str | None = None
+        if path is None or not path.exists():
+            return
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            self.problem = f"ignored unreadable sync state {path}: {exc}"
+            return
+        if isinstance(data, dict) and data.get("version") == STATE_VERSION and data.get("api_url") == api_url:
+            cases = data.get("cases")
+            if isinstance(cases, dict):
+                self.cases = {k: v for k, v in cases.items() if isinstance(v, dict)}
+
+    def validators(self, case_id: str) -> tuple[str | None, str | None]:
+        entry = self.cases.get(case_id, {})
+        return entry.get("etag"), entry.get("last_modified")
+
+    def record(self, case_id: str, etag: str | None, last_modified: str | None, updated_at: str | None) -> None:
+        entry = {"etag": etag, "last_modified": last_modified, "updated_at": updated_at}
+        self.cases[case_id] = {k: v for k, v in entry.items() if v}
+
+    def forget(self, case_id: str) -> None:
+        self.cases.pop(case_id, None)
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        body = {"version": STATE_VERSION, "api_url": self.api_url, "cases": dict(sorted(self.cases.items()))}
+        write_atomic(self.path, dump_case(body))
+
+
+def _local_paths(cases_dir: Path) -> dict[str, Path]:
+    """Case id -> its file, read from each file's ``id`` (sorted by name; the first file wins, as in
+    ``load_library``). Unreadable files are simply not indexed."""
+    found: dict[str, Path] = {}
+    for path in sorted(cases_dir.glob("*.json")):
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        key = canonical_id(data["id"]) if isinstance(data, dict) and isinstance(data.get("id"), str) else None
+        if key and key not in found:
+            found[key] = path
+    return found
+
+
+# -- sync ---------------------------------------------------------------------------------------------
+
+
+def _reviewed(data: dict[str, Any] | None) -> bool:
+    review = data.get("review") if data else None
+    return isinstance(review, dict) and _has_text(review.get("reviewed_at"))
+
+
+class _Run:
+    """One sync pass; ``sync_library`` is its public face."""
+
+    def __init__(self, client: LibraryClient, cases_dir: Path, state: SyncState, report: SyncReport) -> None:
+        self.client = client
+        self.cases_dir = cases_dir
+        self.state = state
+        self.report = report
+        self.paths = _local_paths(cases_dir) if cases_dir.is_dir() else {}
+
+    def one(self, ref: CaseRef) -> None:
+        report = self.report
+        case_id = canonical_id(ref.id) if ref.id else None
+        if case_id is None:
+            report.rejected.append(Rejection(ref.id or "(no id)", ("listing entry without a usable case id",)))
+            return
+        path = self.paths.get(case_id, self.cases_dir / f"{case_id}.json")
+        local_bytes = path.read_bytes() if path.is_file() else None
+        source = self.client.case_url(ref.id)
+        etag: str | None = None
+        last_modified: str | None = None
+        if ref.is_whole_case:
+            body = dump_case(dict(ref.fields))
+            source = f"{self.client.base_url}/cases (listing)"
+        else:
+            # Without the local file a 304 would leave nothing to compare: ask unconditionally.
+            known = self.state.validators(case_id) if local_bytes is not None else (None, None)
+            answer = self.client.get_case(ref.id, *known)
+            if isinstance(answer, NotModified):
+                report.not_modified += 1
+                report.unchanged.append(case_id)
+                known_updated = self.state.cases.get(case_id, {}).get("updated_at")
+                self.state.record(case_id, answer.etag, answer.last_modified, known_updated)
+                return
+            assert isinstance(answer, Fetched)
+            report.fetched += 1
+            body, etag, last_modified = answer.body, answer.etag, answer.last_modified
+
+        remote_case, _, problems = parse_case(body, source)
+        if remote_case is None:
+            self._reject(case_id, [str(p) for p in problems if p.severity == "error"])
+            return
+        if remote_case.id != case_id:
+            self._reject(case_id, [f"asked for {case_id}, the library answered with {remote_case.id}"])
+            return
+        remote: dict[str, Any] = json.loads(body)
+
+        local: dict[str, Any] | None = None
+        if local_bytes is not None:
+            try:
+                parsed = json.loads(local_bytes)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                local = parsed
+            else:
+                report.notes.append(f"{path}: unreadable local file replaced by the library's {case_id}")
+        merged, notes = merge_case(local, remote)
+        report.notes += [f"{case_id}: {note}" for note in notes]
+        new_bytes = dump_case(merged)
+        final, _, problems = parse_case(new_bytes, str(path))
+        if final is None:
+            errors = [str(p) for p in problems if p.severity == "error"]
+            self._reject(case_id, ["merged with the local file it does not validate (local file kept)", *errors])
+            return
+
+        self.state.record(case_id, etag, last_modified, remote_case.updated_at)
+        if new_bytes == local_bytes:
+            report.unchanged.append(case_id)
+            return
+        if not _reviewed(local) and _reviewed(merged):
+            report.newly_reviewed.append(case_id)
+        (report.updated if local_bytes is not None else report.added).append(case_id)
+        if not report.dry_run:
+            write_atomic(path, new_bytes)
+            self.paths[case_id] = path
+
+    def _reject(self, case_id: str, reasons: list[str]) -> None:
+        self.report.rejected.append(Rejection(case_id, tuple(reasons) or ("invalid",)))
+        self.state.forget(case_id)  # fetch it in full next time
+
+
+def sync_library(
+    client: LibraryClient,
+    cases_dir: Path,
+    *,
+    since: datetime | str | None = None,
+    dry_run: bool = False,
+    state_path: Path | None = None,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """Fetch the listing, then every new or changed case, and write what validates into ``cases_dir``.
+
+    Never raises for library trouble: a failed listing, or ``MAX_CONSECUTIVE_UNAVAILABLE`` cases in a row
+    that cannot be fetched, stop the sync with ``report.error``; a single case that cannot be fetched is in
+    ``report.failed``; an invalid one in ``report.rejected`` (its local file untouched). Raises ``OSError``
+    only when the case directory or the state file cannot be written. ``state_path`` (None: no state)
+    holds the validators that make a re-run transfer only changes; ``dry_run`` writes nothing at all.
+    """
+    report = SyncReport(api_url=client.base_url, dry_run=dry_run)
+    state = SyncState(state_path, client.base_url)
+    if state.problem:
+        report.notes.append(state.problem)
+    try:
+        refs: dict[str, CaseRef] = {}
+        unnamed: list[CaseRef] = []
+        for ref in client.list_cases(since=since):
+            key = canonical_id(ref.id) if ref.id else None
+            if key is None:
+                unnamed.append(ref)
+            elif key in refs:
+                report.notes.append(f"{key} is listed more than once; the first entry is used")
+            else:
+                refs[key] = ref
+    except LibraryError as exc:
+        report.error = f"listing failed: {exc}"
+        return report
+    if not dry_run:
+        cases_dir.mkdir(parents=True, exist_ok=True)
+    run = _Run(client, cases_dir, state, report)
+    todo = [*refs.values(), *unnamed]
+    in_a_row = 0
+    try:
+        for done, ref in enumerate(todo, start=1):
+            try:
+                run.one(ref)
+                in_a_row = 0
+            except LibraryUnavailable as exc:
+                report.failed.append(Rejection(ref.id, (str(exc),)))
+                in_a_row += 1
+                if in_a_row >= MAX_CONSECUTIVE_UNAVAILABLE:
+                    report.error = f"stopped: {in_a_row} cases in a row could not be fetched"
+                    break
+            except LibraryError as exc:
+                report.failed.append(Rejection(ref.id, (str(exc),)))
+            if progress:
+                progress(done, len(todo), ref.id)
+    finally:
+        if not dry_run:
+            state.save()
+    return report
+
+
+# -- progress and the periodic job --------------------------------------------------------------------
+
+
+class TerminalProgress:
+    """A one-line bar, redrawn in place: ``[##########..........]  12/40 IL-0427``."""
+
+    def __init__(self, stream: TextIO, width: int = 30) -> None:
+        self.stream = stream
+        self.width = width
+
+    def __call__(self, done: int, total: int, case_id: str) -> None:
+        filled = self.width * done // total if total else self.width
+        bar = "#" * filled + "." * (self.width - filled)
+        self.stream.write(f"\r[{bar}] {done:>{len(str(total))}}/{total} {case_id:<12}")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def terminal_progress(stream: TextIO | None = None) -> Progress | None:
+    """A progress bar on ``stream`` (default stderr) when it is a terminal, else None (logs stay clean)."""
+    target = stream if stream is not None else sys.stderr
+    isatty = getattr(target, "isatty", None)
+    return TerminalProgress(target) if callable(isatty) and isatty() else None
+
+
+class SyncJob:
+    """One periodic sync for a scheduler: ``run()`` syncs once and returns whether any case file changed.
+
+    Never raises: library trouble and file errors are logged. Overlapping calls are skipped (the second
+    returns False). ``on_change(report)`` runs after a sync that wrote something, e.g. to reload the
+    library into the service.
+    """
+
+    def __init__(
+        self,
+        client: LibraryClient,
+        cases_dir: Path,
+        *,
+        state_path: Path | None,
+        on_change: Callable[[SyncReport], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.cases_dir = cases_dir
+        self.state_path = state_path
+        self.on_change = on_change
+        self.last_report: SyncReport | None = None
+        self._lock = threading.Lock()
+
+    def run(self) -> bool:
+        if not self._lock.acquire(blocking=False):
+            log.info("library sync already running; skipped")
+            return False
+        try:
+            try:
+                report = sync_library(self.client, self.cases_dir, state_path=self.state_path)
+            except OSError:
+                log.exception("library sync could not write the case directory or its state")
+                return False
+            self.last_report = report
+            log.log(logging.INFO if report.ok else logging.WARNING, "%s", report.summary())
+            if report.changed and self.on_change is not None:
+                self.on_change(report)
+            return report.changed
+        finally:
+            self._lock.release()
