@@ -41,6 +41,23 @@ def load_cases(directory: Path) -> CaseLibrary:
     return library
 
 
+def _remote_similar(api_url: str) -> Any:
+    """The library API's /similar as (id, title) pairs, with a short timeout and no retries."""
+    from bot.library_client import LibraryClient
+
+    def similar(case_id: str) -> list[tuple[str, str]]:
+        with LibraryClient(api_url, timeout=2, retries=0) as client:
+            refs = client.similar(case_id)
+        pairs = []
+        for ref in refs:
+            title = ref.fields.get("title")
+            text = title.get("en") or title.get("ko") or "" if isinstance(title, dict) else str(title or "")
+            pairs.append((ref.id, str(text)))
+        return pairs
+
+    return similar
+
+
 def build_service(settings: Settings, storage: Storage | None = None) -> IncidentService:
     """The one place where the library, storage and service are put together."""
     library = load_cases(settings.cases_dir)
@@ -55,6 +72,7 @@ def build_service(settings: Settings, storage: Storage | None = None) -> Inciden
         digest_cron=settings.digest_cron,
         digest_timezone=settings.digest_timezone,
         digest_lookback_days=settings.digest_lookback_days,
+        remote_similar=_remote_similar(settings.library_api_url) if settings.library_api_url else None,
     )
 
 
@@ -187,11 +205,24 @@ def _cmd_console(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
+def _cmd_default(args: argparse.Namespace) -> int:
+    """Bare ``incident-bot``: the Slack bot when configured, else the local console."""
     settings = _settings_from_args(args)
     if not settings.slack_enabled:
         print("No SLACK_BOT_TOKEN configured: starting the local console instead.")
         return _cmd_console(args)
+    return _cmd_run(args)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    settings = _settings_from_args(args)
+    if not settings.slack_enabled:
+        # A service manager restarting a console that exits at once helps nobody: say what is missing.
+        print(
+            "incident-bot run: SLACK_BOT_TOKEN is not set (use `incident-bot console` to try it locally)",
+            file=sys.stderr,
+        )
+        return 2
     from bot.slack_runtime import run_slack  # imports slack_bolt only when Slack is configured
 
     return run_slack(settings, build_service(settings))
@@ -242,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
-        args.func = _cmd_run
+        args.func = _cmd_default
     try:
         result: int = args.func(args)
     except ValidationError as exc:

@@ -15,7 +15,7 @@ BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True)
 
     cases_dir: Path = Field(default=BUNDLED_CASES, validation_alias="CASES_DIR")
     data_dir: Path = Field(default=Path("data"), validation_alias="DATA_DIR")

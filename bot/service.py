@@ -98,6 +98,7 @@ class IncidentService:
         digest_cron: str = "0 9 * * mon",
         digest_timezone: str = "Asia/Seoul",
         digest_lookback_days: int = 30,
+        remote_similar: Callable[[str], list[tuple[str, str]]] | None = None,
     ) -> None:
         self._config = match_config or MatchConfig()
         self._state = _snapshot(library, self._config)
@@ -109,6 +110,8 @@ class IncidentService:
         self.digest_cron = digest_cron
         self.digest_timezone = digest_timezone
         self.digest_lookback_days = digest_lookback_days
+        # The incident library's own /similar answer as (id, title) pairs; raises when unreachable.
+        self._remote_similar = remote_similar
 
     # -- library ------------------------------------------------------------------------------------
 
@@ -266,8 +269,20 @@ class IncidentService:
             if not raw_id:
                 return message_reply("Usage: /incident similar ID")
             return unknown_id_reply(raw_id, self.suggest_ids(raw_id), langs)
-        return case_list_reply(
-            self.similar_cases(case), f"Similar to {case.id}", langs, "No similar case in the library."
+        local = case_list_reply(self.similar_cases(case), f"Similar to {case.id}", langs, "No similar case.")
+        if self._remote_similar is None:
+            return local
+        try:
+            remote = self._remote_similar(case.id)
+        except Exception as exc:  # any failure of the remote source falls back to local similarity
+            note = f"The incident library's API did not answer ({type(exc).__name__}); local similarity only."
+            return local.model_copy(
+                update={"plain": local.plain + "\n\n" + note, "blocks": [*local.blocks, message_reply(note).blocks[0]]}
+            )
+        lines = [f"{cid} — {title}" if title else cid for cid, title in remote[:8]]
+        extra = message_reply("From the incident library:\n" + ("\n".join(lines) or "(nothing)"))
+        return local.model_copy(
+            update={"plain": local.plain + "\n\n" + extra.plain, "blocks": [*local.blocks, *extra.blocks]}
         )
 
     def _lang_reply(self, user_id: str | None, value: str) -> Reply:
