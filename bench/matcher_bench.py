@@ -31,11 +31,12 @@ from bot.signatures import compile_signature
 ROOT = Path(__file__).resolve().parent.parent
 PASTES = ROOT / "tests" / "fixtures" / "pastes"
 BASELINE_BUDGET_S = 60.0
-_WORDS = (
+_WORD_TEXT = (
     "gpu node rank nccl cuda driver kernel memory link fabric timeout allreduce barrier checkpoint loader "
     "worker shard tensor stream queue socket store agent launcher scheduler partition volume quota inode "
     "switch port cable firmware thermal power clock daemon container pod volume mount cache index"
-).split()
+)
+_WORDS = _WORD_TEXT.split()
 
 
 def synthetic_cases(count: int, seed: int = 7) -> list[Case]:
@@ -78,8 +79,10 @@ def pastes() -> dict[str, bytes]:
     ecc = (PASTES / "hw-ecc-deepspeed-backward.txt").read_text(encoding="utf-8").splitlines()
     watchdog = (PASTES / "hw-nccl-watchdog-256-ranks-one-node-behind.txt").read_text(encoding="utf-8").splitlines()
     mixed = ecc + watchdog
-    training = [f"[default{r % 8}]: iteration {i} | lm loss: 2.{i % 97:02d} | grad norm: 0.{i % 89}" for r, i in
-                zip(range(100_000), range(100_000), strict=True)]
+    training = [
+        f"[default{r % 8}]: iteration {i} | lm loss: 2.{i % 97:02d} | grad norm: 0.{i % 89}"
+        for r, i in zip(range(100_000), range(100_000), strict=True)
+    ]
     twenty = (ecc * 20)[:20]
     two_hundred = (training[:180] + ecc)[:200]
     two_thousand = (training[:1800] + mixed)[:2000]
@@ -109,8 +112,7 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
 
 def _case_text(case: Case) -> str:
     return "\n".join(
-        [case.title.en or "", case.summary.en or "", case.symptoms_text.en or ""]
-        + [s.pattern for s in case.signatures]
+        [case.title.en or "", case.summary.en or "", case.symptoms_text.en or ""] + [s.pattern for s in case.signatures]
     )
 
 
@@ -145,8 +147,13 @@ def run_size(size: int, repeat: int) -> dict[str, Any]:
             baseline = {"run": True, "p50_ms": round(b50, 2), "p95_ms": round(b95, 2)}
         rows[name] = {"p50_ms": round(p50, 2), "p95_ms": round(p95, 2), "baseline": baseline}
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"cases": size, "signatures": len(signatures), "build_s": round(build_s, 3), "peak_rss_mb": round(peak_mb),
-            "pastes": rows}
+    return {
+        "cases": size,
+        "signatures": len(signatures),
+        "build_s": round(build_s, 3),
+        "peak_rss_mb": round(peak_mb),
+        "pastes": rows,
+    }
 
 
 def _table(results: list[dict[str, Any]]) -> str:
@@ -181,7 +188,10 @@ def main() -> int:
     for size in (int(s) for s in args.sizes.split(",")):
         out = subprocess.run(
             [sys.executable, "-m", "bench.matcher_bench", "--one", str(size), "--repeat", str(args.repeat)],
-            capture_output=True, text=True, check=True, cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
         )
         result = json.loads(out.stdout.strip().splitlines()[-1])
         results.append(result)

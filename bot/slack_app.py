@@ -1,0 +1,188 @@
+"""The Bolt app: ``create_app(settings, service)`` builds the ``AsyncApp`` with its Web API client,
+event dedupe, the one global error handler and every listener. Nothing is built at import time.
+
+The only ``bot/`` module (with ``slack_runtime``) that imports slack_bolt, and the only one that imports
+``handlers``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import aiohttp
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext, AsyncRespond
+from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import Settings
+from bot.service import IncidentService
+
+log = logging.getLogger(__name__)
+
+# Message subtypes a listener may answer; only these take a (channel, ts) dedupe record.
+_ANSWERED_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+DUPLICATE_HEADER = "x-incident-bot-skipped"
+_SORRY = "Sorry, something went wrong while answering; it has been logged. Please try again."
+
+
+def build_client(token: str, base_url: str, *, rate_limit_retries: int = 2) -> AsyncWebClient:
+    """The app's Web API client: ``base_url`` (``SLACK_API_URL``), the connection-error retry kept, and
+    429s retried after ``Retry-After``. Bolt copies both to the client it builds for every request."""
+    client = AsyncWebClient(token=token, base_url=base_url)
+    _ensure_retry_handlers(client, rate_limit_retries)
+    return client
+
+
+def _ensure_retry_handlers(client: AsyncWebClient, rate_limit_retries: int) -> None:
+    handlers = client.retry_handlers
+    if not any(isinstance(h, AsyncConnectionErrorRetryHandler) for h in handlers):
+        handlers.append(AsyncConnectionErrorRetryHandler())
+    if not any(isinstance(h, AsyncRateLimitErrorRetryHandler) for h in handlers):
+        handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries))
+
+
+def create_app(
+    settings: Settings,
+    service: IncidentService,
+    *,
+    client: AsyncWebClient | None = None,
+    process_before_response: bool = False,
+) -> AsyncApp:
+    """Build the Bolt app. ``client`` replaces the default one (it gets the retry handlers too);
+    ``process_before_response`` stays False outside tests. Raises ValueError without a bot token.
+
+    ``auth.test`` is not called here: AsyncApp calls it on the first request, against ``SLACK_API_URL``.
+    """
+    if client is None:
+        if settings.slack_bot_token is None:
+            raise ValueError("create_app needs SLACK_BOT_TOKEN")
+        client = build_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
+    else:
+        _ensure_retry_handlers(client, 2)
+    secret = settings.slack_signing_secret
+    app = AsyncApp(
+        name="incident-bot",
+        client=client,
+        signing_secret=secret.get_secret_value() if secret is not None else None,
+        # Socket Mode needs no signing secret (Bolt skips verification there); HTTP mode requires one.
+        request_verification_enabled=secret is not None,
+        process_before_response=process_before_response,
+    )
+    app.middleware(_dedupe_middleware(service, settings.dedupe_ttl_seconds))
+    app.error(_error_handler)
+
+    from handlers import register_all  # the edge wires the listeners; the core never imports handlers
+
+    register_all(app, service, settings)
+    return app
+
+
+# -- dedupe --------------------------------------------------------------------------------------------
+
+
+def mentions_user(text: str, user_id: str | None) -> bool:
+    return bool(user_id) and (f"<@{user_id}>" in text or f"<@{user_id}|" in text)
+
+
+def dedupe_keys(body: Mapping[str, Any]) -> list[str]:
+    """Storage keys that must be new for this delivery to be processed: the ``event_id`` (a retried
+    delivery) and, for messages and mentions, ``(channel, ts)`` (one message seen as two events)."""
+    keys: list[str] = []
+    if body.get("event_id"):
+        keys.append(f"event:{body['event_id']}")
+    event = body.get("event") or {}
+    if (
+        event.get("type") in {"message", "app_mention"}
+        and event.get("subtype") in _ANSWERED_SUBTYPES
+        and event.get("channel")
+        and event.get("ts")
+    ):
+        keys.append(f"message:{event['channel']}:{event['ts']}")
+    return keys
+
+
+def _skip(reason: str) -> BoltResponse:
+    return BoltResponse(status=200, body="", headers={DUPLICATE_HEADER: reason})
+
+
+def _dedupe_middleware(service: IncidentService, ttl_seconds: int) -> Callable[..., Awaitable[BoltResponse | None]]:
+    async def dedupe(
+        body: dict[str, Any], context: AsyncBoltContext, next: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse | None:
+        if body.get("type") != "event_callback":
+            return await next()
+        event = body.get("event") or {}
+        if (
+            event.get("type") == "message"
+            and event.get("channel_type") != "im"
+            and mentions_user(str(event.get("text") or ""), context.bot_user_id)
+        ):
+            # The same message also arrives as app_mention, which answers it as an explicit request.
+            return _skip("mention")
+        for key in dedupe_keys(body):
+            first = await asyncio.to_thread(service.storage.claim_event, key, service.now(), ttl_seconds)
+            if not first:
+                log.info("duplicate delivery skipped: %s", key.split(":", 1)[0])
+                return _skip("duplicate")
+        return await next()
+
+    return dedupe
+
+
+# -- errors --------------------------------------------------------------------------------------------
+
+
+def _describe(body: Mapping[str, Any]) -> str:
+    """Where an error happened, without user text or tokens."""
+    event = body.get("event") or {}
+    bits = {
+        "type": body.get("type") or ("slash_command" if body.get("command") else None),
+        "command": body.get("command"),
+        "event": event.get("type"),
+        "subtype": event.get("subtype"),
+        "event_id": body.get("event_id"),
+        "channel": event.get("channel") or body.get("channel_id") or (body.get("channel") or {}).get("id"),
+        "user": event.get("user") or body.get("user_id") or (body.get("user") or {}).get("id"),
+    }
+    return " ".join(f"{k}={v}" for k, v in bits.items() if v)
+
+
+def _user_message(error: Exception) -> str:
+    if isinstance(error, SlackApiError) and error.response.get("error") in {"not_in_channel", "channel_not_found"}:
+        return "I can't post in this conversation: invite me with `/invite @incident-bot` and try again."
+    return _SORRY
+
+
+async def _error_handler(
+    error: Exception,
+    body: dict[str, Any],
+    client: AsyncWebClient | None,
+    respond: AsyncRespond | None,
+) -> None:
+    """The one global error handler: log with context, and tell the user when they asked explicitly."""
+    where = _describe(body)
+    if isinstance(error, SlackApiError):
+        log.error("Slack API error %s (%s): %s", error.response.get("error"), error.response.status_code, where)
+    else:
+        log.error("unhandled error: %s", where, exc_info=error)
+    text = _user_message(error)
+    event = body.get("event") or {}
+    try:
+        if respond is not None and body.get("response_url"):  # commands and buttons
+            await respond(text=text, response_type="ephemeral", replace_original=False)
+        elif client is not None and (event.get("type") == "app_mention" or event.get("channel_type") == "im"):
+            await client.chat_postMessage(
+                channel=str(event["channel"]),
+                thread_ts=event.get("thread_ts") or event.get("ts"),
+                text=text,
+            )
+    except (SlackApiError, aiohttp.ClientError, TimeoutError, KeyError) as notify_error:
+        log.warning("could not tell the user about the error: %s", type(notify_error).__name__)

@@ -1,0 +1,178 @@
+"""``message`` events: pasted errors in channels (answered in the thread when the matcher decides to),
+logs shared as files or snippets, and direct messages (always answered, like ``/incident``).
+
+Ignored: other bots (``bot_id``), our own posts, edits, deletions and housekeeping subtypes. A catch-all
+``message`` listener is registered last so every other message event gets 200, not Bolt's 404 (which
+Slack would retry). Messages that mention the bot are answered on the ``app_mention`` path; the dedupe
+middleware in ``bot.slack_app`` drops their ``message`` copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import Settings
+from bot.models import Reply
+from bot.render import message_reply
+from bot.service import IncidentService
+from bot.slack_files import FileDownloadError, download_file, download_url, is_text_file
+from handlers.commands import LocaleCache, user_langs
+
+log = logging.getLogger(__name__)
+
+HANDLED_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+_MAX_FILES = 3
+
+
+@dataclass(frozen=True)
+class Paste:
+    """What to match from one message: Slack-encoded message text, or raw bytes of a shared file.
+    ``error`` says why a shared file could not be used (shown only on explicit requests)."""
+
+    data: str | bytes
+    slack_encoded: bool
+    error: str | None = None
+
+
+def is_ignored(event: Mapping[str, Any], bot_user_id: str | None) -> bool:
+    """Bots, our own posts, edits, deletions and other subtypes are never answered."""
+    if event.get("subtype") not in HANDLED_SUBTYPES or event.get("hidden"):
+        return True
+    if event.get("bot_id") or event.get("bot_profile"):
+        return True
+    user = event.get("user")
+    return not user or (bot_user_id is not None and user == bot_user_id)
+
+
+async def paste_from_message(message: Mapping[str, Any], client: AsyncWebClient, settings: Settings) -> Paste | None:
+    """The first text-like shared file of ``message`` (downloaded under the byte cap), else its text.
+
+    None when there is nothing to match. A file that cannot be used falls back to the text, with the
+    reason in ``error``.
+    """
+    text = str(message.get("text") or "")
+    error: str | None = None
+    files = [f for f in (message.get("files") or [])[:_MAX_FILES] if isinstance(f, dict)]
+    for file in files:
+        if not is_text_file(file):
+            error = error or "Only text files and snippets can be matched."
+            continue
+        try:
+            data = await _download(file, client, settings)
+        except FileDownloadError as problem:
+            log.info("shared file %s not used: %s", file.get("id"), problem)
+            error = str(problem)
+            continue
+        return Paste(data, slack_encoded=False)
+    if text.strip():
+        return Paste(text, slack_encoded=True, error=error)
+    return Paste("", slack_encoded=True, error=error) if error else None
+
+
+async def _download(file: dict[str, Any], client: AsyncWebClient, settings: Settings) -> bytes:
+    url = download_url(file)
+    if url is None and file.get("id"):
+        # Events may carry only the id (file_access "check_file_info"): ask files.info for the URL.
+        info = await client.files_info(file=str(file["id"]))
+        file = {**file, **(info.get("file") or {})}
+        url = download_url(file)
+    if url is None:
+        raise FileDownloadError("The shared file has no download URL.")
+    size = file.get("size")
+    return await download_file(
+        url,
+        client.token or "",
+        settings.max_file_bytes,
+        declared_size=int(size) if isinstance(size, int) else None,
+    )
+
+
+async def post_reply(
+    service: IncidentService,
+    client: AsyncWebClient,
+    *,
+    channel: str,
+    thread_ts: str | None,
+    answered_ts: str,
+    reply: Reply,
+    source: str,
+) -> None:
+    """Post ``reply`` (in ``thread_ts`` when given) and log it. Never ``link_names``/``parse``: escaped
+    user text stays inert."""
+    response = await client.chat_postMessage(
+        channel=channel,
+        thread_ts=thread_ts,
+        text=reply.text,
+        blocks=reply.blocks,
+        unfurl_links=False,
+        unfurl_media=False,
+    )
+    posted_ts = str(response.get("ts") or "")
+    await asyncio.to_thread(service.record_reply, channel, posted_ts, answered_ts, reply, source)
+
+
+def register(app: AsyncApp, service: IncidentService, settings: Settings, locales: LocaleCache) -> None:
+    # Not app.message(): its keyword middleware skips messages with empty text, i.e. most file shares.
+    @app.event({"type": "message", "subtype": (None, "file_share", "thread_broadcast", "bot_message")})
+    async def on_message(event: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient) -> None:
+        if is_ignored(event, context.bot_user_id):
+            return
+        channel = str(event["channel"])
+        user_id = str(event["user"])
+        paste = await paste_from_message(event, client, settings)
+        if event.get("channel_type") == "im":
+            await _answer_dm(event, paste, client, user_id, channel)
+            return
+        if paste is None or not paste.data:
+            return
+        result = await asyncio.to_thread(service.match, paste.data, slack_encoded=paste.slack_encoded)
+        if not await asyncio.to_thread(service.should_auto_reply, channel, result):
+            return
+        langs = await user_langs(service, locales, client, user_id)
+        reply = service.render_match(result, langs, explicit=False)
+        await post_reply(
+            service,
+            client,
+            channel=channel,
+            thread_ts=event.get("thread_ts") or event["ts"],
+            answered_ts=str(event["ts"]),
+            reply=reply,
+            source="auto",
+        )
+
+    async def _answer_dm(
+        event: dict[str, Any], paste: Paste | None, client: AsyncWebClient, user_id: str, channel: str
+    ) -> None:
+        """A DM is an explicit request: text is handled like ``/incident <text>``, a file is matched."""
+        langs = await user_langs(service, locales, client, user_id)
+        if paste is None:
+            reply = await asyncio.to_thread(service.command, "help", user_id=user_id, langs=langs)
+        elif not paste.data:
+            reply = message_reply(paste.error or "Nothing to match.")
+        elif isinstance(paste.data, bytes):
+            result = await asyncio.to_thread(service.match, paste.data, slack_encoded=False)
+            reply = service.render_match(result, langs, explicit=True)
+        else:
+            reply = await asyncio.to_thread(
+                service.command, paste.data, user_id=user_id, channel_id=channel, langs=langs
+            )
+        await post_reply(
+            service,
+            client,
+            channel=channel,
+            thread_ts=event.get("thread_ts"),
+            answered_ts=str(event["ts"]),
+            reply=reply,
+            source="dm",
+        )
+
+    @app.event("message")
+    async def ignore_other_messages() -> None:
+        """Registered last: edits, deletions, joins and the like get 200 so Slack does not retry them."""
