@@ -17,6 +17,7 @@ from rapidfuzz import fuzz, process
 from bot.case_store import CaseLibrary, canonical_id
 from bot.digest import build_digest_messages, latest_slot, select_new_cases
 from bot.matcher import MatchConfig, Matcher
+from bot.metrics import Metrics
 from bot.models import Case, Lang, MatchResult, Reply
 from bot.render import case_list_reply, case_reply, match_reply, message_reply, unknown_id_reply
 from bot.storage.base import LangPref, ReplyRecord, Storage
@@ -99,6 +100,7 @@ class IncidentService:
         digest_timezone: str = "Asia/Seoul",
         digest_lookback_days: int = 30,
         remote_similar: Callable[[str], list[tuple[str, str]]] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self._config = match_config or MatchConfig()
         self._state = _snapshot(library, self._config)
@@ -112,6 +114,7 @@ class IncidentService:
         self.digest_lookback_days = digest_lookback_days
         # The incident library's own /similar answer as (id, title) pairs; raises when unreachable.
         self._remote_similar = remote_similar
+        self.metrics = metrics or Metrics()
 
     # -- library ------------------------------------------------------------------------------------
 
@@ -171,9 +174,13 @@ class IncidentService:
 
     def match(self, paste: str | bytes, *, slack_encoded: bool = True) -> MatchResult:
         """Run the matcher under the per-request deadline. CPU-bound: async callers use an executor."""
-        return self._state.matcher.match(
+        started = self._monotonic()
+        result = self._state.matcher.match(
             paste, clock=self._monotonic, deadline_s=self.deadline_s, slack_encoded=slack_encoded
         )
+        self.metrics.match_latency.observe(max(0.0, self._monotonic() - started))
+        self.metrics.matches.labels(tier=result.best.tier.value if result.best else "none").inc()
+        return result
 
     def render_match(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply:
         """The reply for a match, with the suspects line and remediation commands filled from them."""
@@ -201,6 +208,7 @@ class IncidentService:
     def record_reply(self, channel: str, message_ts: str, thread_ts: str, reply: Reply, source: str) -> int | None:
         if not reply.case_ids:
             return None
+        self.metrics.replies.labels(source=source).inc()
         record = ReplyRecord(
             channel=channel,
             message_ts=message_ts,
@@ -232,6 +240,9 @@ class IncidentService:
         verb = first.lower()
         if "\n" in first:
             verb = ""
+        known = {"help", "search", "similar", "lang", "auto", "digest"}
+        label = verb if verb in known else ("list" if not body else ("id" if canonical_id(body) else "paste"))
+        self.metrics.commands.labels(verb=label).inc()
         if not body:
             return case_list_reply(self.recent_cases(), "Recent cases / 최근 사례", langs, "The library is empty.")
         if verb in {"help", "-h", "--help", "도움말"}:

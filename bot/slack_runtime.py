@@ -38,7 +38,7 @@ def build_web_app(bolt: AsyncApp | None, service: IncidentService, metrics: Metr
     Mode), ``GET /healthz`` (the process is up), ``GET /readyz`` (library loaded, storage answers) and
     ``GET /metrics`` (Prometheus text format)."""
     web_app = web.Application(client_max_size=MAX_REQUEST_BYTES)
-    registry = metrics or Metrics()
+    registry = metrics or service.metrics
 
     async def metrics_page(_: web.Request) -> web.Response:
         response = web.Response(body=registry.render())
