@@ -25,7 +25,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]{0,20}[A-Za-z]")
 # One prefix at the start of a line; stripped up to _PREFIX_ROUNDS times ("0: [rank0]:[E...] ...").
 _PREFIX = re.compile(
     r"(?m)^[ \t]{0,8}(?:"
-    r"\[(?:default|rank|Rank|RANK) ?\d{1,6}\]:?"  # [default3]: [rank3]:
+    r">{1,3}(?= )"  # a quoted line in Slack or markdown
+    r"|\[(?:default|rank|Rank|RANK) ?\d{1,6}\]:?"  # [default3]: [rank3]:
     r"|\[\d{1,6},\d{1,6}\]<std(?:out|err)>:"  # mpirun --tag-output
     r"|(?:rank|RANK) ?\d{1,6}:"  # rank3:
     r"|\d{1,6}:(?=[ \t])"  # srun -l "0: "

@@ -33,6 +33,9 @@ from bot.normalize import cap_bytes, clean, unescape_slack
         ("RuntimeError: CUDA error: out of memory", "RuntimeError: CUDA error: out of memory"),
         ("\tfoo\t\tbar   baz  ", "foo bar baz"),
         ("node-12: not a rank prefix", "node-12: not a rank prefix"),
+        ("> [rank3]: RuntimeError: boom", "RuntimeError: boom"),
+        (">> quoted twice", "quoted twice"),
+        ("a > b stays", "a > b stays"),
     ],
 )
 def test_prefixes_and_whitespace(line: str, expected: str) -> None:
