@@ -5,13 +5,18 @@ Secrets are ``SecretStr`` so they never print. Inconsistent combinations fail at
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, SecretStr, model_validator
+from apscheduler.triggers.cron import CronTrigger
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
+_CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]+")
+_DEFAULT_CRON = "0 9 * * mon"
 
 
 class Settings(BaseSettings):
@@ -31,7 +36,7 @@ class Settings(BaseSettings):
     log_format: Literal["auto", "json", "console"] = Field(default="auto", validation_alias="LOG_FORMAT")
 
     digest_channel: str | None = Field(default=None, validation_alias="DIGEST_CHANNEL")
-    digest_cron: str = Field(default="0 9 * * mon", validation_alias="DIGEST_CRON")
+    digest_cron: str = Field(default=_DEFAULT_CRON, validation_alias="DIGEST_CRON")
     digest_timezone: str = Field(default="Asia/Seoul", validation_alias="DIGEST_TIMEZONE")
     digest_lookback_days: int = Field(default=30, ge=1, le=3650, validation_alias="DIGEST_LOOKBACK_DAYS")
     digest_post_empty: bool = Field(default=False, validation_alias="DIGEST_POST_EMPTY")
@@ -59,6 +64,56 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'incident-bot.sqlite3').as_posix()}"
+
+    @field_validator("slack_api_url", "library_api_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _trailing_slash(cls, value: str) -> str:
+        # slack_sdk joins the method name onto this URL: without the slash ".../api" + "chat.postMessage"
+        # would become ".../chat.postMessage".
+        return value if value.endswith("/") else value + "/"
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _bot_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(("xoxb-", "xoxe.xoxb-")):
+            raise ValueError("must be a bot token (xoxb-...); an xapp- token goes in SLACK_APP_TOKEN")
+        return value
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _app_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xapp-"):
+            raise ValueError("must be an app-level token (xapp-...) with connections:write")
+        return value
+
+    @field_validator("digest_channel")
+    @classmethod
+    def _channel_id(cls, value: str | None) -> str | None:
+        if value is not None and not _CHANNEL_ID.fullmatch(value):
+            # The runner reads the channel's history by id to never post a part twice; a #name fails there.
+            raise ValueError("must be a channel id such as C0123456789, not a #name")
+        return value
+
+    @model_validator(mode="after")
+    def _digest_schedule(self) -> Settings:
+        try:
+            zone = ZoneInfo(self.digest_timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"DIGEST_TIMEZONE {self.digest_timezone!r} is not an IANA time zone") from None
+        try:
+            CronTrigger.from_crontab(self.digest_cron, timezone=zone)
+        except ValueError as exc:
+            raise ValueError(f"DIGEST_CRON {self.digest_cron!r} is not a 5-field cron expression: {exc}") from None
+        if not self.digest_channel and (self.digest_cron != _DEFAULT_CRON or self.digest_post_empty):
+            raise ValueError("DIGEST_CRON or DIGEST_POST_EMPTY is set but DIGEST_CHANNEL is not: no digest would post")
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:

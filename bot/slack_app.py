@@ -13,16 +13,23 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
+import structlog
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext, AsyncRespond
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
 )
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import Settings
+from bot.metrics import Metrics
 from bot.service import IncidentService
 
 log = logging.getLogger(__name__)
@@ -33,16 +40,56 @@ DUPLICATE_HEADER = "x-incident-bot-skipped"
 _SORRY = "Sorry, something went wrong while answering; it has been logged. Please try again."
 
 
-def build_client(token: str, base_url: str, *, rate_limit_retries: int = 2) -> AsyncWebClient:
+def build_client(
+    token: str, base_url: str, *, rate_limit_retries: int = 2, metrics: Metrics | None = None
+) -> AsyncWebClient:
     """The app's Web API client: ``base_url`` (``SLACK_API_URL``), the connection-error retry kept, and
-    429s retried after ``Retry-After``. Bolt copies both to the client it builds for every request."""
+    429s retried after ``Retry-After``; with ``metrics``, every failed call attempt is counted in
+    ``slack_errors``. Bolt copies these handlers to the client it builds for every request."""
     client = AsyncWebClient(token=token, base_url=base_url)
-    _ensure_retry_handlers(client, rate_limit_retries)
+    _ensure_retry_handlers(client, rate_limit_retries, metrics)
     return client
 
 
-def _ensure_retry_handlers(client: AsyncWebClient, rate_limit_retries: int) -> None:
+class ErrorCounter(AsyncRetryHandler):
+    """Never retries: counts each failed Web API attempt in ``slack_errors`` by method and error.
+
+    A retry handler is the one hook Bolt carries over to the fresh client it builds per request, and
+    slack_sdk asks every handler (in order, until one retries) about every response and connection
+    error, so this sees errors that listeners catch themselves, too. It must come first in the list.
+    """
+
+    def __init__(self, metrics: Metrics) -> None:
+        super().__init__(max_retry_count=0)
+        self.metrics = metrics
+
+    async def can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if error is not None:
+            self._count(request, type(error).__name__)
+        elif response is not None:
+            body = response.body if isinstance(response.body, dict) else {}
+            if response.status_code != 200:
+                self._count(request, str(body.get("error") or f"http_{response.status_code}"))
+            elif body.get("ok") is False:
+                self._count(request, str(body.get("error") or "unknown"))
+        return False
+
+    def _count(self, request: HttpRequest, error: str) -> None:
+        method = request.url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "unknown"
+        self.metrics.slack_errors.labels(method=method, error=error).inc()
+
+
+def _ensure_retry_handlers(client: AsyncWebClient, rate_limit_retries: int, metrics: Metrics | None = None) -> None:
     handlers = client.retry_handlers
+    if metrics is not None and not any(isinstance(h, ErrorCounter) for h in handlers):
+        handlers.insert(0, ErrorCounter(metrics))
     if not any(isinstance(h, AsyncConnectionErrorRetryHandler) for h in handlers):
         handlers.append(AsyncConnectionErrorRetryHandler())
     if not any(isinstance(h, AsyncRateLimitErrorRetryHandler) for h in handlers):
@@ -64,9 +111,11 @@ def create_app(
     if client is None:
         if settings.slack_bot_token is None:
             raise ValueError("create_app needs SLACK_BOT_TOKEN")
-        client = build_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
+        client = build_client(
+            settings.slack_bot_token.get_secret_value(), settings.slack_api_url, metrics=service.metrics
+        )
     else:
-        _ensure_retry_handlers(client, 2)
+        _ensure_retry_handlers(client, 2, service.metrics)
     secret = settings.slack_signing_secret
     app = AsyncApp(
         name="incident-bot",
@@ -76,6 +125,7 @@ def create_app(
         request_verification_enabled=secret is not None,
         process_before_response=process_before_response,
     )
+    app.middleware(_observe_middleware(service.metrics))  # first: duplicates are counted and logged too
     app.middleware(_dedupe_middleware(service, settings.dedupe_ttl_seconds))
     app.error(_error_handler)
 
@@ -83,6 +133,50 @@ def create_app(
 
     register_all(app, service, settings)
     return app
+
+
+# -- observability -------------------------------------------------------------------------------------
+
+
+def request_kind(body: Mapping[str, Any]) -> str:
+    """The ``events`` metric label: the event's type for Events API deliveries, ``slash_command`` for
+    commands, else the payload type (``block_actions``, ``view_submission``, ...)."""
+    if body.get("type") == "event_callback":
+        return str((body.get("event") or {}).get("type") or "unknown")
+    if body.get("command"):
+        return "slash_command"
+    return str(body.get("type") or "unknown")
+
+
+def log_ids(body: Mapping[str, Any], req: AsyncBoltRequest | None = None) -> dict[str, str]:
+    """What every log line of this request carries: the ``event_id`` of an event (plus the retry number
+    of a retried delivery), else the ``trigger_id`` of a command or interaction, and the kind. (HTTP
+    requests also carry a ``request_id``, Socket Mode ones the ``envelope_id``: see ``slack_runtime``.)"""
+    ids = {"kind": request_kind(body)}
+    if body.get("event_id"):
+        ids["event_id"] = str(body["event_id"])
+    elif body.get("trigger_id"):
+        ids["trigger_id"] = str(body["trigger_id"])
+    retries = req.headers.get("x-slack-retry-num") if req is not None else None
+    if retries:
+        ids["retry_num"] = str(retries[0])
+    return ids
+
+
+def _observe_middleware(metrics: Metrics) -> Callable[..., Awaitable[BoltResponse | None]]:
+    async def observe(
+        body: dict[str, Any], req: AsyncBoltRequest, next: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse | None:
+        ids = log_ids(body, req)
+        metrics.events.labels(type=ids["kind"]).inc()
+        # Bolt's next() only marks the chain to go on after this returns, so the ids are bound for the
+        # rest of the request's task, not in a ``with``: later middleware, the listener tasks Bolt starts
+        # (they copy the context) and the global error handler all log them. Each HTTP request starts
+        # from a cleared context (``slack_runtime``); each Socket Mode envelope runs in a task of its own.
+        structlog.contextvars.bind_contextvars(**ids)
+        return await next()
+
+    return observe
 
 
 # -- dedupe --------------------------------------------------------------------------------------------
