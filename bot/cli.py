@@ -23,6 +23,7 @@ from bot.console import BANNER, Console
 from bot.matcher import MatchConfig
 from bot.models import Lang
 from bot.service import IncidentService
+from bot.stats import add_stats_parser
 from bot.storage import Storage, open_storage
 from bot.sync_cli import add_sync_parser
 
@@ -265,6 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_cmd_run)
 
     add_sync_parser(sub)
+    add_stats_parser(sub)
     return parser
 
 

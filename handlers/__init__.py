@@ -10,16 +10,14 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.config import Settings
 from bot.service import IncidentService
-from handlers import actions, commands, mentions, messages
+from handlers import actions, commands, home, mentions, messages, shortcuts
 
 
 def register_all(app: AsyncApp, service: IncidentService, settings: Settings) -> None:
     locales = commands.LocaleCache()
     commands.register(app, service, locales)
     actions.register(app, service, locales)
+    shortcuts.register(app, service, settings, locales)
+    home.register(app, service, locales)
     mentions.register(app, service, settings, locales)
     messages.register(app, service, settings, locales)  # ends with the catch-all message listener
-
-    @app.event("app_home_opened")
-    async def ignore_app_home_opened() -> None:
-        """Subscribed in the manifest (for a Home tab later): answered 200 so Slack does not retry it."""

@@ -1,28 +1,36 @@
-"""Buttons: "Share in channel" on ephemeral ``/incident`` answers posts the same answer for everyone.
+"""Buttons on answers.
 
-The button's value is enough to regenerate the answer: ``t:<command text>`` when the text fits a button
-value, else ``r:<reply-log id>`` (the case ids of the answer; the share then shows the best case).
+"Share in channel" on ephemeral ``/incident`` answers posts the same answer for everyone. Its value is
+enough to regenerate the answer: ``t:<command text>`` when the text fits a button value, else
+``r:<reply-log id>`` (the case ids of the answer; the share then shows the best case).
+
+On every match reply (values built and parsed in ``bot.interactive``; the service checks them):
+"Helpful" / "Not this case" store a vote and tell the clicker; "Other matches" shows the runner-ups to
+the clicker; the language switch replaces an ephemeral answer in place and gives the clicker an
+ephemeral copy of a posted one (editing a shared message would change it for everyone).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.models import Lang, Reply
+from bot.interactive import ACTION_LANG, ACTION_OTHERS, VOTE_ACTIONS, click_from_body, with_buttons
+from bot.models import Button, Lang, Reply
 from bot.render import message_reply
 from bot.service import IncidentService
+from bot.storage.base import Vote
 from handlers.commands import LocaleCache, user_langs
 
 log = logging.getLogger(__name__)
 
 SHARE_ACTION_ID = "share_in_channel"
 _VALUE_LIMIT = 2000  # Block Kit button value
-_MAX_BLOCKS = 50
 # Verbs whose answers are personal or change settings: never offered for sharing, never re-run by a share.
 _PRIVATE_VERBS = frozenset({"help", "-h", "--help", "도움말", "lang", "auto", "digest"})
 
@@ -41,29 +49,37 @@ def share_value(text: str, reply_id: int | None) -> str | None:
 
 
 def with_share_button(reply: Reply, value: str) -> Reply:
-    """``reply`` with an actions block holding the Share button, kept within 50 blocks."""
-    button: dict[str, Any] = {
-        "type": "button",
-        "action_id": SHARE_ACTION_ID,
-        "text": {"type": "plain_text", "text": "Share in channel"},
-        "value": value,
-    }
-    blocks = [*reply.blocks[: _MAX_BLOCKS - 1], {"type": "actions", "elements": [button]}]
-    return reply.model_copy(update={"blocks": blocks})
+    """``reply`` with the Share button first in its actions block, kept within 50 blocks."""
+    share = Button(action_id=SHARE_ACTION_ID, text="Share in channel", value=value)
+    return with_buttons(reply, [share], first=True)
 
 
 def regenerate(
     service: IncidentService, value: str, user_id: str, channel_id: str | None, langs: tuple[Lang, Lang]
-) -> Reply:
-    """The answer a Share button stands for (blocking: storage and possibly matching)."""
+) -> tuple[Reply, int | None]:
+    """The answer a Share button stands for, and its reply-log id when a match answer was logged here
+    (blocking: storage and possibly matching)."""
     kind, _, rest = value.partition(":")
     if kind == "t" and shareable(rest):
-        return service.command(rest, user_id=user_id, channel_id=channel_id, langs=langs)
+        # A shared match answer gets its buttons; it is posted through the response_url, so the bot never
+        # learns its ts: logged first, under the channel, and the buttons carry the id.
+        return service.answer(rest, user_id=user_id, channel_id=channel_id, langs=langs, log_as=channel_id)
     if kind == "r" and rest.isdigit():
         record = service.storage.get_reply(int(rest))
         if record is not None and record.case_ids:
-            return service.lookup(record.case_ids[0], langs)
-    return message_reply("This answer can no longer be shared; run /incident again.")
+            return service.lookup(record.case_ids[0], langs), None
+    return message_reply("This answer can no longer be shared; run /incident again."), None
+
+
+async def _ephemeral(respond: AsyncRespond, reply: Reply, *, replace: bool = False) -> None:
+    await respond(
+        text=reply.text,
+        blocks=reply.blocks,
+        response_type="ephemeral",
+        replace_original=replace,
+        unfurl_links=False,
+        unfurl_media=False,
+    )
 
 
 def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> None:
@@ -76,7 +92,8 @@ def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> N
         user_id = str((body.get("user") or {}).get("id") or "")
         channel_id = (body.get("channel") or {}).get("id")
         langs = await user_langs(service, locales, client, user_id)
-        reply = await asyncio.to_thread(regenerate, service, str(action.get("value") or ""), user_id, channel_id, langs)
+        value = str(action.get("value") or "")
+        reply, reply_id = await asyncio.to_thread(regenerate, service, value, user_id, channel_id, langs)
         await respond(
             text=reply.text,
             blocks=reply.blocks,
@@ -85,6 +102,34 @@ def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> N
             unfurl_links=False,
             unfurl_media=False,
         )
-        if channel_id:
+        if channel_id and reply_id is None:
             # A shared answer is a post in the channel: it counts for the noise window.
             await asyncio.to_thread(service.record_reply, channel_id, "", "", reply, "command")
+
+    def vote_listener(vote: Vote) -> Callable[..., Awaitable[None]]:
+        async def on_vote(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+            await ack()
+            reply = await asyncio.to_thread(service.record_vote, click_from_body(body), vote)
+            await _ephemeral(respond, reply)
+
+        return on_vote
+
+    for action_id, vote in VOTE_ACTIONS.items():
+        app.action(action_id)(vote_listener(vote))
+
+    @app.action(ACTION_OTHERS)
+    async def other_matches(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        await ack()
+        reply = await asyncio.to_thread(service.other_matches, click_from_body(body))
+        await _ephemeral(respond, reply)
+
+    @app.action(ACTION_LANG)
+    async def switch_language(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        await ack()
+        click = click_from_body(body)
+        answer = await asyncio.to_thread(service.switch_language, click)
+        reply = answer.reply
+        if answer.ok and click.ephemeral and answer.share and answer.reply_id is not None:
+            reply = with_share_button(reply, f"r:{answer.reply_id}")
+        # Only an ephemeral answer (the clicker's own) is replaced; a posted one stays as everyone sees it.
+        await _ephemeral(respond, reply, replace=answer.ok and click.ephemeral)

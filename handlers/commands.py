@@ -79,11 +79,19 @@ def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> N
         user_id = str(command.get("user_id") or "") or None
         channel_id = command.get("channel_id")
         langs = await user_langs(service, locales, client, user_id)
-        # Matching is CPU-bound: a worker thread keeps the loop free to ack other requests.
-        reply = await asyncio.to_thread(service.command, text, user_id=user_id, channel_id=channel_id, langs=langs)
+        # Matching is CPU-bound: a worker thread keeps the loop free to ack other requests. A match answer
+        # is logged under the user (shown only to them) and its buttons carry the reply id.
+        reply, reply_id = await asyncio.to_thread(
+            service.answer,
+            text,
+            user_id=user_id,
+            channel_id=channel_id,
+            langs=langs,
+            log_as=user_id,
+            share=shareable(text),
+        )
         if shareable(text):
-            reply_id = None
-            if len(text) + 2 > 2000 and user_id:
+            if reply_id is None and len(text) + 2 > 2000 and user_id:
                 # Too long for a button value: keep the answer's case ids in the reply log. The
                 # answer was shown only to the asker, so it is logged under the user, not the
                 # channel, and does not count for the channel's noise window.

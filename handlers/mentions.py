@@ -36,7 +36,7 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
             reply = await _match_parent(client, channel, str(thread_ts), langs)
         else:
             text = strip_mentions(str(event.get("text") or "")) or "help"
-            reply = await asyncio.to_thread(service.command, text, user_id=user_id, channel_id=channel, langs=langs)
+            reply, _ = await asyncio.to_thread(service.answer, text, user_id=user_id, channel_id=channel, langs=langs)
         await post_reply(
             service,
             client,
@@ -57,4 +57,4 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
         if not paste.data:
             return message_reply(paste.error or "The first message of this thread has nothing to match.")
         result = await asyncio.to_thread(service.match, paste.data, slack_encoded=paste.slack_encoded)
-        return service.render_match(result, langs, explicit=True)
+        return service.render_interactive(result, langs, explicit=True)

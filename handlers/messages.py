@@ -136,7 +136,7 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
         if not await asyncio.to_thread(service.should_auto_reply, channel, result):
             return
         langs = await user_langs(service, locales, client, user_id)
-        reply = service.render_match(result, langs, explicit=False)
+        reply = service.render_interactive(result, langs, explicit=False)
         await post_reply(
             service,
             client,
@@ -158,10 +158,10 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
             reply = message_reply(paste.error or "Nothing to match.")
         elif isinstance(paste.data, bytes):
             result = await asyncio.to_thread(service.match, paste.data, slack_encoded=False)
-            reply = service.render_match(result, langs, explicit=True)
+            reply = service.render_interactive(result, langs, explicit=True)
         else:
-            reply = await asyncio.to_thread(
-                service.command, paste.data, user_id=user_id, channel_id=channel, langs=langs
+            reply, _ = await asyncio.to_thread(
+                service.answer, paste.data, user_id=user_id, channel_id=channel, langs=langs
             )
         await post_reply(
             service,

@@ -99,6 +99,10 @@ class Storage(Protocol):
     def replies_since(self, since: datetime) -> list[ReplyRecord]:
         """Replies created at or after ``since``, oldest first."""
 
+    def reply_for_message(self, channel: str, message_ts: str) -> ReplyRecord | None:
+        """The reply logged for the bot's message ``message_ts`` in ``channel`` (the newest when several),
+        else None. How a button click on a posted reply finds its reply-log entry."""
+
     # feedback -----------------------------------------------------------------------------------------
     def record_feedback(
         self, reply_id: int, user_id: str, case_id: str, vote: Vote, channel: str, tier: str, now: datetime

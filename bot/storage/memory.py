@@ -73,6 +73,12 @@ class MemoryStorage:
         chosen = [r for r in self._replies if r.created_at >= since]
         return sorted(chosen, key=lambda r: (r.created_at, r.id or 0))
 
+    def reply_for_message(self, channel: str, message_ts: str) -> ReplyRecord | None:
+        if not message_ts:
+            return None
+        found = [r for r in self._replies if r.channel == channel and r.message_ts == message_ts]
+        return found[-1] if found else None
+
     def record_feedback(
         self, reply_id: int, user_id: str, case_id: str, vote: Vote, channel: str, tier: str, now: datetime
     ) -> None:

@@ -200,6 +200,16 @@ class PostgresStorage:
         )
         return [self._reply(row) for row in rows]
 
+    def reply_for_message(self, channel: str, message_ts: str) -> ReplyRecord | None:
+        if not message_ts:  # ephemeral replies are logged with "": never a match for a click
+            return None
+        rows = self._query(
+            "SELECT id, channel, message_ts, thread_ts, case_ids, tier, created_at, source"
+            " FROM replies WHERE channel = %s AND message_ts = %s ORDER BY id DESC LIMIT 1",
+            (channel, message_ts),
+        )
+        return self._reply(rows[0]) if rows else None
+
     # feedback -----------------------------------------------------------------------------------------
     def record_feedback(
         self, reply_id: int, user_id: str, case_id: str, vote: Vote, channel: str, tier: str, now: datetime

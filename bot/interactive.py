@@ -1,0 +1,609 @@
+"""Pure: the buttons on match replies and their compact values, the replies those buttons ask for, the
+App Home view, and the summary of helpful / not-helpful votes. Values in, values out; no I/O.
+
+A button's ``value`` is compact JSON (``{"v":1,"r":12,"c":"IL-0427","l":"en",...}``) within Slack's
+2,000 characters. It is user-controlled (anyone can forge a click), so :func:`parse_value` accepts only
+the exact shape written here and returns None for anything else, and callers check the reply-log entry
+it names before storing a vote. The language-switch value also carries what is needed to render the
+match again (runner-ups, the first matched line, the suspects line), since the paste itself is gone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from bot.labels import TIER_TEXT
+from bot.models import Button, Case, Evidence, Lang, Localized, Match, MatchResult, Reply, SuspectInfo, Tier
+from bot.mrkdwn import escape_mrkdwn, link, truncate, unescape_mrkdwn
+
+ACTION_HELPFUL = "feedback_helpful"
+ACTION_NOT_THIS = "feedback_not_this_case"
+ACTION_OTHERS = "other_matches"
+ACTION_LANG = "switch_language"
+VOTE_ACTIONS: dict[str, Literal["helpful", "not_helpful"]] = {
+    ACTION_HELPFUL: "helpful",
+    ACTION_NOT_THIS: "not_helpful",
+}
+
+VALUE_LIMIT = 2000  # Block Kit button value
+BUTTON_TEXT_LIMIT = 75
+MESSAGE_BLOCKS = 50
+ACTIONS_ELEMENTS = 25
+HOME_BLOCKS = 100
+SECTION_LIMIT = 3000
+HEADER_LIMIT = 150
+CONTEXT_LIMIT = 2000
+HOME_LIST = 10  # cases per list on the Home tab
+MAX_RUNNERS = 6
+_VERSION = 1
+_TIERS = frozenset(t.value for t in Tier)
+_EVIDENCE_LINE = 300
+_EVIDENCE_MATCHED = 150
+_SUSPECTS = 300
+_FILLS = 12
+_FILL_CHARS = 80
+_CASE_ID_CHARS = 64
+_TEXT: dict[str, dict[Lang, str]] = {
+    "helpful": {"en": "Helpful", "ko": "도움됨"},
+    "not_this": {"en": "Not this case", "ko": "이 사례 아님"},
+    "others": {"en": "Other matches", "ko": "다른 후보"},
+    "switch": {"en": "한국어 먼저", "ko": "English first"},  # names the language it switches to
+    "voted.helpful": {"en": "Thanks: {case} marked helpful.", "ko": "감사합니다: {case} 도움됨으로 기록했습니다."},
+    "voted.not_helpful": {
+        "en": "Thanks: {case} marked as not this case.",
+        "ko": "감사합니다: {case} 이 사례 아님으로 기록했습니다.",
+    },
+    "voted.change": {
+        "en": "One vote per person per answer: click the other button to change it.",
+        "ko": "답변마다 한 표입니다. 다른 버튼을 누르면 바뀝니다.",
+    },
+    "invalid": {
+        "en": "This button is no longer valid (the answer was not found). Ask again with /incident.",
+        "ko": "이 버튼은 더 이상 유효하지 않습니다. /incident 로 다시 요청해 주세요.",
+    },
+    "others.heading": {"en": "Other matches for {case}", "ko": "{case} 외의 다른 후보"},
+    "others.none": {"en": "No other case matched this paste.", "ko": "이 로그에 맞는 다른 사례가 없습니다."},
+    "others.hint": {"en": "Full case: /incident ID", "ko": "전체 사례: /incident ID"},
+    "home.title": {"en": "Incident Bot", "ko": "Incident Bot"},
+    "home.intro": {
+        "en": "Paste a GPU-cluster error in a channel I am in, use /incident, or the message shortcut "
+        "“Match to known incidents”.",
+        "ko": "제가 있는 채널에 GPU 클러스터 오류를 붙여 넣거나, /incident 또는 메시지 바로가기 "
+        "“Match to known incidents”를 사용하세요.",
+    },
+    "home.recent": {"en": "Recently reviewed cases", "ko": "최근 검토된 사례"},
+    "home.matched": {"en": "Matched most in the last 30 days", "ko": "최근 30일 동안 가장 많이 일치한 사례"},
+    "home.feedback": {"en": "Were the answers helpful?", "ko": "답변이 도움이 되었나요?"},
+    "home.empty": {"en": "Nothing yet.", "ko": "아직 없습니다."},
+    "home.times": {"en": "{n}×", "ko": "{n}회"},
+    "home.votes": {
+        "en": "{helpful} of {total} votes helpful ({share}%)",
+        "ko": "투표 {total}건 중 {helpful}건 도움됨 ({share}%)",
+    },
+    "home.no_votes": {"en": "No votes yet.", "ko": "아직 투표가 없습니다."},
+    "home.rejected": {"en": "Most often “not this case”", "ko": "“이 사례 아님”이 가장 많은 사례"},
+    "home.more": {"en": "and {n} more", "ko": "외 {n}건"},
+}
+
+
+def text(key: str, lang: Lang, **values: object) -> str:
+    """A label of this module in ``lang``, formatted. Raises KeyError for an unknown key (a bug)."""
+    template = _TEXT[key][lang]
+    return template.format(**values) if values else template
+
+
+def other_lang(langs: Sequence[Lang]) -> tuple[Lang, Lang]:
+    """The reverse language order (what the language switch shows)."""
+    first: Lang = "ko" if langs[0] == "en" else "en"
+    return (first, langs[0])
+
+
+# -- button values --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Runner:
+    """A runner-up of a match: case id, tier and score."""
+
+    case_id: str
+    tier: str
+    score: int
+
+
+@dataclass(frozen=True)
+class ButtonPayload:
+    """What a button value says, validated. ``reply_id`` is None on posted messages (the click's
+    ``channel`` and ``message_ts`` find the reply then); ``langs`` is the order the message shows."""
+
+    case_id: str
+    langs: tuple[Lang, Lang]
+    reply_id: int | None = None
+    tier: str | None = None
+    score: int | None = None
+    runners: tuple[Runner, ...] = ()
+    named: tuple[str, ...] = ()  # the other case ids the answer named next to the best one
+    evidence: Evidence | None = None
+    suspects: str | None = None
+    fills: tuple[tuple[str, str], ...] = ()
+    share: bool = False  # the message also offered "Share in channel" (kept when replaced in place)
+
+
+def _dump(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _cut(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _inert(value: str, limit: int) -> str:
+    """Pasted text as it travels in a value: mrkdwn-escaped (so no payload ever holds a live mention
+    like ``<!channel>``), cut to ``limit`` without splitting an entity. :func:`_plain` undoes it."""
+    return truncate(escape_mrkdwn(value), limit)
+
+
+def _plain(value: str | None) -> str | None:
+    return unescape_mrkdwn(value) if value is not None else None
+
+
+def _core(result: MatchResult, langs: Sequence[Lang], reply_id: int | None) -> dict[str, Any] | None:
+    best = result.best
+    if best is None or len(best.case_id) > _CASE_ID_CHARS:
+        return None
+    core: dict[str, Any] = {"v": _VERSION, "c": best.case_id, "l": langs[0]}
+    if reply_id is not None:
+        core["r"] = reply_id
+    return core
+
+
+def _fit(data: dict[str, Any], optional: Sequence[str]) -> str | None:
+    """``data`` as a value, dropping ``optional`` keys in order until it fits; None if it never does."""
+    data = dict(data)
+    value = _dump(data)
+    for key in optional:
+        if len(value) <= VALUE_LIMIT:
+            break
+        data.pop(key, None)
+        value = _dump(data)
+    return value if len(value) <= VALUE_LIMIT else None
+
+
+def match_buttons(
+    result: MatchResult, langs: Sequence[Lang], *, reply_id: int | None = None, share: bool = False
+) -> list[Button]:
+    """The buttons for a match reply: Helpful, Not this case, Other matches (when there are runner-ups)
+    and the language switch. Empty when the result names no case."""
+    core = _core(result, langs, reply_id)
+    best = result.best
+    if core is None or best is None:
+        return []
+    lang = langs[0]
+    shown = result.matches[1 : 1 + MAX_RUNNERS]
+    runners = [[m.case_id, m.tier.value, m.score] for m in shown if len(m.case_id) <= _CASE_ID_CHARS]
+    voted = _dump(core)
+    buttons = [
+        Button(action_id=ACTION_HELPFUL, text=text("helpful", lang), value=voted, style="primary"),
+        Button(action_id=ACTION_NOT_THIS, text=text("not_this", lang), value=voted),
+    ]
+    if runners:
+        others = _fit({**core, "o": runners}, ["o"])
+        if others is not None:
+            buttons.append(Button(action_id=ACTION_OTHERS, text=text("others", lang), value=others))
+    full: dict[str, Any] = {**core, "t": best.tier.value, "s": best.score}
+    if runners:
+        full["o"] = runners
+    named = [cid for cid in result.reply_case_ids if cid != best.case_id and len(cid) <= _CASE_ID_CHARS][:3]
+    if named:
+        full["a"] = named
+    if best.evidence:
+        ev = best.evidence[0]
+        full["e"] = [_inert(ev.line, _EVIDENCE_LINE), ev.line_no, _inert(ev.matched, _EVIDENCE_MATCHED), ev.count]
+    suspects = result.suspects
+    if suspects is not None and suspects.summary:
+        full["u"] = _inert(suspects.summary, _SUSPECTS)
+    if suspects is not None and suspects.fills:
+        fills = list(suspects.fills.items())[:_FILLS]
+        full["f"] = {_inert(k, _FILL_CHARS): _inert(v, _FILL_CHARS) for k, v in fills}
+    if share:
+        full["h"] = 1
+    switch = _fit(full, ["f", "u", "e", "a", "o"])
+    if switch is not None:
+        buttons.append(Button(action_id=ACTION_LANG, text=text("switch", lang), value=switch))
+    return buttons
+
+
+def _int(value: object, low: int, high: int) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        return None
+    return value
+
+
+def _str(value: object, limit: int, *, empty: bool = False) -> str | None:
+    if not isinstance(value, str) or len(value) > limit or (not empty and not value.strip()):
+        return None
+    return value
+
+
+class _Invalid(Exception):
+    """A value that is not exactly what :func:`match_buttons` writes."""
+
+
+_T = TypeVar("_T")
+
+
+def _need(value: _T | None) -> _T:
+    if value is None:
+        raise _Invalid
+    return value
+
+
+def _runners(raw: object) -> tuple[Runner, ...]:
+    if not isinstance(raw, list) or len(raw) > MAX_RUNNERS:
+        raise _Invalid
+    out = []
+    for item in raw:
+        if not isinstance(item, list) or len(item) != 3 or item[1] not in _TIERS:
+            raise _Invalid
+        out.append(Runner(_need(_str(item[0], _CASE_ID_CHARS)), str(item[1]), _need(_int(item[2], 0, 100))))
+    return tuple(out)
+
+
+def _evidence(raw: object) -> Evidence:
+    if not isinstance(raw, list) or len(raw) != 4:
+        raise _Invalid
+    line = _need(_plain(_str(raw[0], _EVIDENCE_LINE, empty=True)))
+    matched = _need(_plain(_str(raw[2], _EVIDENCE_MATCHED, empty=True)))
+    line_no = _need(_int(raw[1], 0, 10**9))
+    count = _need(_int(raw[3], 1, 10**9))
+    return Evidence(line=line, line_no=line_no, matched=matched, kind="signature", count=count)
+
+
+def _fills(raw: object) -> tuple[tuple[str, str], ...]:
+    if not isinstance(raw, dict) or len(raw) > _FILLS:
+        raise _Invalid
+    pairs = []
+    for key, value in raw.items():
+        pairs.append((_need(_plain(_str(key, _FILL_CHARS))), _need(_plain(_str(value, _FILL_CHARS, empty=True)))))
+    return tuple(pairs)
+
+
+_KEYS = frozenset({"v", "c", "l", "r", "t", "s", "o", "a", "e", "u", "f", "h"})
+
+
+def parse_value(value: object) -> ButtonPayload | None:
+    """The payload of a button value written by :func:`match_buttons`; None for anything else (wrong
+    type, too long, not JSON, unknown version or keys, out-of-range numbers). Never raises."""
+    if not isinstance(value, str) or not value or len(value) > VALUE_LIMIT:
+        return None
+    try:
+        data = json.loads(value)
+        if not isinstance(data, dict) or data.get("v") != _VERSION or not set(data) <= _KEYS:
+            return None
+        lang = data.get("l")
+        if lang not in ("en", "ko"):
+            return None
+        first: Lang = "en" if lang == "en" else "ko"
+        langs: tuple[Lang, Lang] = (first, "ko" if first == "en" else "en")
+        reply_id = _need(_int(data["r"], 1, 2**62)) if "r" in data else None
+        tier = data.get("t")
+        if tier is not None and tier not in _TIERS:
+            return None
+        score = _need(_int(data["s"], 0, 100)) if "s" in data else None
+        named = data.get("a", [])
+        if not isinstance(named, list) or len(named) > 3:
+            return None
+        share = data.get("h", 0)
+        if share not in (0, 1) or isinstance(share, bool):
+            return None
+        return ButtonPayload(
+            case_id=_need(_str(data.get("c"), _CASE_ID_CHARS)),
+            langs=langs,
+            reply_id=reply_id,
+            tier=str(tier) if tier is not None else None,
+            score=score,
+            runners=_runners(data["o"]) if "o" in data else (),
+            named=tuple(_need(_str(cid, _CASE_ID_CHARS)) for cid in named),
+            evidence=_evidence(data["e"]) if "e" in data else None,
+            suspects=_need(_plain(_str(data["u"], _SUSPECTS))) if "u" in data else None,
+            fills=_fills(data["f"]) if "f" in data else (),
+            share=share == 1,
+        )
+    except (_Invalid, ValueError, TypeError, RecursionError):
+        return None
+
+
+def rebuild_result(payload: ButtonPayload, cases: Mapping[str, Case]) -> MatchResult | None:
+    """The match a language-switch value describes, with titles from the library; None when the best
+    case is not in the library (any more) or the value carries no tier. Runner-ups that left the
+    library are dropped."""
+    best_case = cases.get(payload.case_id)
+    if best_case is None or payload.tier is None:
+        return None
+
+    def match(case: Case, tier: str, score: int, evidence: list[Evidence]) -> Match:
+        return Match(
+            case_id=case.id,
+            title=case.title,
+            failure_class=case.failure_class,
+            score=score,
+            tier=Tier(tier),
+            evidence=evidence,
+        )
+
+    best = match(best_case, payload.tier, payload.score or 0, [payload.evidence] if payload.evidence else [])
+    runners = [match(cases[r.case_id], r.tier, r.score, []) for r in payload.runners if r.case_id in cases]
+    suspects = None
+    if payload.suspects or payload.fills:
+        suspects = SuspectInfo(failed=True, summary=payload.suspects or "", fills=dict(payload.fills))
+    named = [cid for cid in payload.named if cid in cases]
+    return MatchResult(matches=[best, *runners], reply=True, reply_case_ids=[best.case_id, *named], suspects=suspects)
+
+
+# -- clicks ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Click:
+    """One ``block_actions`` click, read from the payload: who, where, which button, and whether the
+    clicked message is ephemeral (then ``message_ts`` is Slack's, unknown to the reply log)."""
+
+    action_id: str
+    value: str
+    user_id: str
+    channel_id: str
+    message_ts: str
+    ephemeral: bool
+
+
+def _dict(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def click_from_body(body: Mapping[str, Any]) -> Click:
+    """The first action of a ``block_actions`` payload. Missing fields become "" (never raises)."""
+    actions = body.get("actions")
+    action = _dict(actions[0]) if isinstance(actions, list) and actions else {}
+    container = _dict(body.get("container"))
+    user = _dict(body.get("user"))
+    channel = _dict(body.get("channel"))
+    message = _dict(body.get("message"))
+    return Click(
+        action_id=str(action.get("action_id") or ""),
+        value=str(action.get("value") or ""),
+        user_id=str(user.get("id") or ""),
+        channel_id=str(channel.get("id") or container.get("channel_id") or ""),
+        message_ts=str(container.get("message_ts") or message.get("ts") or ""),
+        ephemeral=bool(container.get("is_ephemeral")),
+    )
+
+
+# -- replies for clicks ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClickAnswer:
+    """What a click produced: the reply to show, whether the click was valid, and for a valid one the
+    reply id and whether the clicked message also offered "Share in channel"."""
+
+    reply: Reply
+    ok: bool
+    reply_id: int | None = None
+    share: bool = False
+
+
+def _section(mrkdwn: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": truncate(mrkdwn, SECTION_LIMIT)}}
+
+
+def _context(mrkdwn: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": truncate(mrkdwn, CONTEXT_LIMIT)}]}
+
+
+def _header(plain: str) -> dict[str, Any]:
+    flat = " ".join(plain.split()) or "-"
+    return {"type": "header", "text": {"type": "plain_text", "text": _cut(flat, HEADER_LIMIT)}}
+
+
+def note_reply(message: str) -> Reply:
+    """A short ephemeral note (escaped, one section)."""
+    return Reply(text=_cut(message, 3000), blocks=[_section(escape_mrkdwn(message))], plain=message)
+
+
+def vote_reply(case_id: str, vote: Literal["helpful", "not_helpful"], lang: Lang) -> Reply:
+    """The acknowledgement a voter sees (only they do)."""
+    said = text(f"voted.{vote}", lang, case=case_id)
+    hint = text("voted.change", lang)
+    return Reply(
+        text=_cut(said, 3000),
+        blocks=[_section(escape_mrkdwn(said)), _context(escape_mrkdwn(hint))],
+        plain=f"{said}\n{hint}",
+        case_ids=[case_id],
+    )
+
+
+def invalid_reply(lang: Lang = "en") -> Reply:
+    return note_reply(text("invalid", lang))
+
+
+def _title(case: Case, lang: Lang) -> str:
+    return case.title.get(lang) or case.title.get("en") or case.title.get("ko") or case.id
+
+
+def _tier_words(tier: str, score: int, lang: Lang) -> str:
+    return f"{TIER_TEXT[tier][lang]}, {score}/100" if tier in TIER_TEXT else f"{score}/100"
+
+
+def _first_sentence(loc: Localized, lang: Lang, limit: int) -> str:
+    value = loc.get(lang) or loc.get("en") or loc.get("ko") or ""
+    flat = " ".join(value.split())
+    end = flat.find(". ")
+    return _cut(flat[: end + 1] if 0 < end < limit else flat, limit)
+
+
+def other_matches_reply(payload: ButtonPayload, cases: Mapping[str, Case]) -> Reply:
+    """The runner-ups of a match, in the message's language order: id, tier, title, first sentence of
+    the summary, and a link to each case. Runner-ups no longer in the library are left out."""
+    lang = payload.langs[0]
+    heading = text("others.heading", lang, case=payload.case_id)
+    found = [(r, cases[r.case_id]) for r in payload.runners if r.case_id in cases]
+    blocks: list[dict[str, Any]] = [_header(heading)]
+    plain = [heading]
+    if not found:
+        none = text("others.none", lang)
+        return Reply(text=none, blocks=[*blocks, _section(escape_mrkdwn(none))], plain=f"{heading}\n{none}")
+    for runner, case in found:
+        title = _cut(" ".join(_title(case, lang).split()), 150)
+        summary = _first_sentence(case.summary, lang, 280)
+        tier = _tier_words(runner.tier, runner.score, lang)
+        url = case.link()
+        name = link(url, case.id) if url else f"*{escape_mrkdwn(case.id)}*"
+        md = f"{name} — *{escape_mrkdwn(title)}* ({escape_mrkdwn(tier)})"
+        if summary:
+            md += f"\n{escape_mrkdwn(summary)}"
+        blocks.append(_section(md))
+        plain.append(f"  {case.id} — {title} ({tier})" + (f"\n    {summary}" if summary else ""))
+    blocks.append(_context(escape_mrkdwn(text("others.hint", lang))))
+    fallback = f"{heading}: " + ", ".join(case.id for _, case in found)
+    return Reply(
+        text=_cut(fallback, 3000),
+        blocks=blocks[:MESSAGE_BLOCKS],
+        plain="\n".join(plain),
+        case_ids=[case.id for _, case in found],
+    )
+
+
+# -- attaching buttons ----------------------------------------------------------------------------------
+
+
+def button_element(button: Button) -> dict[str, Any]:
+    """One Block Kit button within its limits (text 75, value 2,000)."""
+    element: dict[str, Any] = {
+        "type": "button",
+        "action_id": button.action_id,
+        "text": {"type": "plain_text", "text": _cut(" ".join(button.text.split()) or "-", BUTTON_TEXT_LIMIT)},
+        "value": button.value[:VALUE_LIMIT],
+    }
+    if button.style:
+        element["style"] = button.style
+    return element
+
+
+def with_buttons(reply: Reply, buttons: Sequence[Button], *, first: bool = False) -> Reply:
+    """``reply`` with ``buttons`` in its trailing actions block (added when it has none), before the
+    buttons already there with ``first``. Stays within 50 blocks and 25 elements per actions block;
+    returns ``reply`` itself when there is nothing to add."""
+    if not buttons:
+        return reply
+    elements = [button_element(b) for b in buttons]
+    blocks = list(reply.blocks)
+    if blocks and blocks[-1].get("type") == "actions":
+        existing = list(blocks[-1].get("elements") or [])
+        merged = [*elements, *existing] if first else [*existing, *elements]
+        blocks[-1] = {**blocks[-1], "elements": merged[:ACTIONS_ELEMENTS]}
+    else:
+        blocks = [*blocks[: MESSAGE_BLOCKS - 1], {"type": "actions", "elements": elements[:ACTIONS_ELEMENTS]}]
+    return reply.model_copy(update={"blocks": blocks})
+
+
+# -- votes summary and App Home -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CaseVotes:
+    case_id: str
+    title: str  # "" when the case is no longer in the library
+    helpful: int
+    not_helpful: int
+
+    @property
+    def total(self) -> int:
+        return self.helpful + self.not_helpful
+
+
+@dataclass(frozen=True)
+class FeedbackSummary:
+    """Votes per case (sorted by case id) and their totals."""
+
+    cases: tuple[CaseVotes, ...] = ()
+
+    @property
+    def helpful(self) -> int:
+        return sum(c.helpful for c in self.cases)
+
+    @property
+    def not_helpful(self) -> int:
+        return sum(c.not_helpful for c in self.cases)
+
+    def most_rejected(self, limit: int = 10) -> list[CaseVotes]:
+        """Cases with at least one "not this case", most such votes first, then the larger share of
+        rejections, then case id."""
+        rejected = [c for c in self.cases if c.not_helpful > 0]
+        rejected.sort(key=lambda c: (-c.not_helpful, -c.not_helpful / c.total, c.case_id))
+        return rejected[:limit]
+
+
+def _home_line(case: Case, lang: Lang, suffix: str) -> str:
+    title = escape_mrkdwn(_cut(" ".join(_title(case, lang).split()), 120))
+    url = case.link()
+    name = link(url, case.id) if url else f"*{escape_mrkdwn(case.id)}*"
+    return f"• {name} — {title}{suffix}"
+
+
+def _when(case: Case) -> str:
+    when = case.review.reviewed_at or case.date
+    return f" ({escape_mrkdwn(_cut(when, 40))})" if when else ""
+
+
+def _list_section(lines: Sequence[str], total: int, lang: Lang) -> dict[str, Any]:
+    if not lines:
+        return _section(escape_mrkdwn(text("home.empty", lang)))
+    body = "\n".join(lines)
+    if total > len(lines):
+        body += "\n" + escape_mrkdwn(text("home.more", lang, n=total - len(lines)))
+    return _section(body)
+
+
+def build_home_view(
+    recent_cases: Sequence[Case],
+    most_matched: Sequence[tuple[Case, int]],
+    feedback_summary: FeedbackSummary,
+    langs: Sequence[Lang],
+) -> dict[str, Any]:
+    """The Home tab (``views.publish``): recently reviewed cases, the cases matched most in the last 30
+    days, and how often answers were judged helpful. At most :data:`HOME_LIST` cases per list, each
+    line cut, every text escaped and within Block Kit's limits, and never more than 100 blocks, however
+    long the inputs are."""
+    lang = langs[0]
+    blocks: list[dict[str, Any]] = [
+        _header(text("home.title", lang)),
+        _context(escape_mrkdwn(text("home.intro", lang))),
+        _header(text("home.recent", lang)),
+    ]
+    recent = [_home_line(c, lang, _when(c)) for c in recent_cases[:HOME_LIST]]
+    blocks.append(_list_section(recent, len(recent_cases), lang))
+    blocks += [{"type": "divider"}, _header(text("home.matched", lang))]
+    matched = [
+        _home_line(case, lang, " · " + escape_mrkdwn(text("home.times", lang, n=count)))
+        for case, count in most_matched[:HOME_LIST]
+    ]
+    blocks.append(_list_section(matched, len(most_matched), lang))
+    blocks += [{"type": "divider"}, _header(text("home.feedback", lang))]
+    total = feedback_summary.helpful + feedback_summary.not_helpful
+    if total:
+        share = round(100 * feedback_summary.helpful / total)
+        votes = text("home.votes", lang, helpful=feedback_summary.helpful, total=total, share=share)
+        blocks.append(_section(f"*{escape_mrkdwn(votes)}*"))
+        rejected = feedback_summary.most_rejected(5)
+        if rejected:
+            lines = [
+                f"• *{escape_mrkdwn(c.case_id)}* — {escape_mrkdwn(_cut(c.title, 100) or '?')} "
+                f"({c.not_helpful}/{c.total})"
+                for c in rejected
+            ]
+            blocks.append(_section(f"*{escape_mrkdwn(text('home.rejected', lang))}*\n" + "\n".join(lines)))
+    else:
+        blocks.append(_section(escape_mrkdwn(text("home.no_votes", lang))))
+    return {"type": "home", "blocks": blocks[:HOME_BLOCKS]}

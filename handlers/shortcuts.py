@@ -1,0 +1,71 @@
+"""The message shortcut "Match to known incidents": an explicit match of any message, including one in a
+thread (where slash commands cannot be used). The answer goes in the message's thread; when the bot is
+not in the conversation (``not_in_channel``), only the clicker sees it, through the ``response_url``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import Settings
+from bot.models import Reply
+from bot.render import message_reply
+from bot.service import IncidentService
+from handlers.commands import LocaleCache, user_langs
+from handlers.messages import paste_from_message, post_reply
+
+SHORTCUT_ID = "match_known_incidents"
+# chat.postMessage errors that mean "the bot cannot post here" (a private conversation it is not in
+# answers channel_not_found).
+_NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
+
+
+async def _ephemeral(respond: AsyncRespond, reply: Reply) -> None:
+    await respond(
+        text=reply.text,
+        blocks=reply.blocks,
+        response_type="ephemeral",
+        replace_original=False,
+        unfurl_links=False,
+        unfurl_media=False,
+    )
+
+
+def register(app: AsyncApp, service: IncidentService, settings: Settings, locales: LocaleCache) -> None:
+    @app.message_shortcut(SHORTCUT_ID)
+    async def match_known_incidents(
+        ack: AsyncAck, shortcut: dict[str, Any], respond: AsyncRespond, client: AsyncWebClient
+    ) -> None:
+        await ack()
+        message: dict[str, Any] = shortcut.get("message") or {}
+        channel = str((shortcut.get("channel") or {}).get("id") or "")
+        user_id = str((shortcut.get("user") or {}).get("id") or "")
+        langs = await user_langs(service, locales, client, user_id or None)
+        paste = await paste_from_message(message, client, settings)
+        if paste is None or not paste.data:
+            note = (paste.error if paste else None) or "This message has no text or text file to match."
+            await _ephemeral(respond, message_reply(note))
+            return
+        result = await asyncio.to_thread(service.match, paste.data, slack_encoded=paste.slack_encoded)
+        ts = str(message.get("ts") or "")
+        try:
+            await post_reply(
+                service,
+                client,
+                channel=channel,
+                thread_ts=message.get("thread_ts") or ts,
+                answered_ts=ts,
+                reply=service.render_interactive(result, langs, explicit=True),
+                source="shortcut",
+            )
+        except SlackApiError as error:
+            if error.response.get("error") not in _NOT_A_MEMBER:
+                raise
+            private, _ = await asyncio.to_thread(
+                service.private_match_reply, result, langs, user_id or channel, "shortcut"
+            )
+            await _ephemeral(respond, private)
