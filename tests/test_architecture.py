@@ -20,6 +20,7 @@ PURE = [
     "mrkdwn",
     "quality",
     "suspects",
+    "interactive",
 ]
 FORBIDDEN_IN_PURE = {
     "os",

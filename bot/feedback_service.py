@@ -1,0 +1,203 @@
+"""Feedback, stats and App Home use cases: the buttons on match replies (``bot.interactive`` builds and
+parses their values), what their clicks do, the App Home view and ``incident-bot stats``.
+
+A mixin of ``IncidentService``: it uses the service's storage, library snapshot and rendering.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from bot.interactive import (
+    HOME_LIST,
+    ButtonPayload,
+    CaseVotes,
+    Click,
+    ClickAnswer,
+    FeedbackSummary,
+    build_home_view,
+    invalid_reply,
+    match_buttons,
+    other_lang,
+    other_matches_reply,
+    parse_value,
+    rebuild_result,
+    vote_reply,
+    with_buttons,
+)
+from bot.metrics import Metrics
+from bot.models import Case, Lang, MatchResult, Reply
+from bot.routing import route_command
+from bot.storage.base import ReplyRecord, Storage, Vote
+
+if TYPE_CHECKING:
+    from bot.service import _Snapshot
+
+
+class FeedbackMixin:
+    # Provided by IncidentService.
+    storage: Storage
+    metrics: Metrics
+    now: Callable[[], datetime]
+    _state: _Snapshot
+
+    if TYPE_CHECKING:
+
+        def command(
+            self, text: str, *, user_id: str | None = ..., channel_id: str | None = ..., langs: Sequence[Lang] = ...
+        ) -> Reply: ...
+
+        def match(self, paste: str | bytes, *, slack_encoded: bool = ...) -> MatchResult: ...
+
+        def render_match(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply: ...
+
+        def record_reply(
+            self, channel: str, message_ts: str, thread_ts: str, reply: Reply, source: str
+        ) -> int | None: ...
+
+        def recent_cases(self, limit: int = ...) -> list[Case]: ...
+
+    @staticmethod
+    def is_paste(text: str) -> bool:
+        """Whether ``command(text)`` would match ``text`` as a pasted log."""
+        return route_command(text.strip())[0] == "paste"
+
+    def with_match_buttons(
+        self,
+        reply: Reply,
+        result: MatchResult,
+        langs: Sequence[Lang],
+        *,
+        reply_id: int | None = None,
+        share: bool = False,
+    ) -> Reply:
+        """``reply`` with Helpful / Not this case / Other matches / language buttons when it is a match
+        reply (it names a best case); unchanged otherwise."""
+        if reply.tier is None or result.best is None:
+            return reply
+        return with_buttons(reply, match_buttons(result, langs, reply_id=reply_id, share=share))
+
+    def render_interactive(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply:
+        """``render_match`` with the buttons, for a reply that will be posted (and then logged with its
+        ts by ``record_reply``: a click finds it by channel and message ts)."""
+        return self.with_match_buttons(self.render_match(result, langs, explicit=explicit), result, langs)
+
+    def answer(
+        self,
+        text: str,
+        *,
+        user_id: str | None = None,
+        channel_id: str | None = None,
+        langs: Sequence[Lang] = ("en", "ko"),
+        log_as: str | None = None,
+        source: str = "command",
+        share: bool = False,
+    ) -> tuple[Reply, int | None]:
+        """``command(text)``, with the buttons when the answer is a match reply. Returns the reply and its
+        reply-log id (None unless logged here).
+
+        With ``log_as`` a match reply is logged before it is sent, under that key (the user for an
+        ephemeral answer, so it does not count for a channel's noise window; the channel for a shared
+        one) with no message ts, and its id goes into the buttons: for answers whose ts the bot never
+        learns (``response_url``). Without it the caller logs the reply after posting."""
+        if not self.is_paste(text):
+            return self.command(text, user_id=user_id, channel_id=channel_id, langs=langs), None
+        self.metrics.commands.labels(verb="paste").inc()
+        result = self.match(text.strip())
+        reply = self.render_match(result, langs, explicit=True)
+        reply_id = None
+        if log_as and reply.tier is not None:
+            reply_id = self.record_reply(log_as, "", "", reply, source)
+        return self.with_match_buttons(reply, result, langs, reply_id=reply_id, share=share), reply_id
+
+    def private_match_reply(
+        self, result: MatchResult, langs: Sequence[Lang], user_id: str, source: str
+    ) -> tuple[Reply, int | None]:
+        """An explicit match answer shown only to ``user_id`` (``response_url``): logged under the user
+        first, its id in the buttons."""
+        reply = self.render_match(result, langs, explicit=True)
+        reply_id = self.record_reply(user_id, "", "", reply, source) if reply.tier is not None else None
+        return self.with_match_buttons(reply, result, langs, reply_id=reply_id), reply_id
+
+    def clicked_reply(self, click: Click) -> tuple[ButtonPayload, ReplyRecord] | None:
+        """The button value of ``click`` and the reply-log entry it belongs to, or None when the value is
+        not one of ours, the reply is unknown, or the click does not fit it: the case must be the
+        reply's best case, and the click must come from the reply's channel (or, for an answer shown
+        only to one person, from that person)."""
+        payload = parse_value(click.value)
+        if payload is None:
+            return None
+        if payload.reply_id is not None:
+            record = self.storage.get_reply(payload.reply_id)
+        elif click.channel_id and click.message_ts and not click.ephemeral:
+            record = self.storage.reply_for_message(click.channel_id, click.message_ts)
+        else:
+            record = None
+        if record is None or record.id is None or record.case_ids[:1] != (payload.case_id,):
+            return None
+        if record.channel not in {click.channel_id, click.user_id}:
+            return None
+        return payload, record
+
+    def record_vote(self, click: Click, vote: Vote) -> Reply:
+        """Store a Helpful / Not this case click (one vote per user per reply; a later click replaces
+        it) and say so to the clicker. A value that is not ours, or does not fit, stores nothing."""
+        found = self.clicked_reply(click)
+        if found is None or not click.user_id:
+            return invalid_reply()
+        payload, record = found
+        assert record.id is not None  # checked in clicked_reply
+        channel = click.channel_id or record.channel
+        self.storage.record_feedback(record.id, click.user_id, payload.case_id, vote, channel, record.tier, self.now())
+        return vote_reply(payload.case_id, vote, payload.langs[0])
+
+    def other_matches(self, click: Click) -> Reply:
+        """The runner-ups of the clicked match reply (shown to the clicker only)."""
+        found = self.clicked_reply(click)
+        if found is None:
+            return invalid_reply()
+        return other_matches_reply(found[0], self._state.library.cases)
+
+    def switch_language(self, click: Click) -> ClickAnswer:
+        """The clicked match reply again in the other language order, with its buttons (carrying the
+        reply id, so they work on an ephemeral copy too). ``ok`` False: an explanation instead."""
+        found = self.clicked_reply(click)
+        result = rebuild_result(found[0], self._state.library.cases) if found else None
+        if found is None or result is None:
+            return ClickAnswer(invalid_reply(), ok=False)
+        payload, record = found
+        langs = other_lang(payload.langs)
+        reply = self.render_match(result, langs, explicit=True)
+        reply = self.with_match_buttons(reply, result, langs, reply_id=record.id, share=payload.share)
+        return ClickAnswer(reply, ok=True, reply_id=record.id, share=payload.share)
+
+    def feedback_summary(self, lang: Lang = "en") -> FeedbackSummary:
+        """Votes per case with the case title in ``lang`` ("" for cases no longer in the library)."""
+        cases = self._state.library.cases
+        rows = []
+        for count in self.storage.feedback_counts():
+            case = cases.get(count.case_id)
+            title = (case.title.get(lang) or case.title.get("en") or case.title.get("ko") or "") if case else ""
+            rows.append(CaseVotes(count.case_id, title, count.helpful, count.not_helpful))
+        return FeedbackSummary(tuple(rows))
+
+    def most_matched(self, days: int = 30) -> list[tuple[Case, int]]:
+        """Cases by how many replies named them best in the last ``days`` days, most first (then id)."""
+        since = self.now() - timedelta(days=days)
+        counts = Counter(r.case_ids[0] for r in self.storage.replies_since(since) if r.case_ids)
+        cases = self._state.library.cases
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        return [(cases[cid], n) for cid, n in ranked if cid in cases]
+
+    def home_view(self, langs: Sequence[Lang]) -> dict[str, Any]:
+        """The App Home tab for ``views.publish`` (at most 100 blocks whatever the library's size)."""
+        return build_home_view(
+            self.recent_cases(HOME_LIST), self.most_matched(30), self.feedback_summary(langs[0]), langs
+        )
+
+    def stats(self) -> FeedbackSummary:
+        """What ``incident-bot stats`` prints: votes per case, English titles."""
+        return self.feedback_summary("en")
