@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -26,12 +27,10 @@ def postgres_schema_url(base_url: str, schema: str) -> str:
     return f"{base_url}{sep}options={quote(f'-csearch_path={schema}')}"
 
 
-@pytest.fixture(params=BACKENDS)
-def storage_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
-    """A URL for an empty, isolated database on each backend (not migrated)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'data' / 'bot.sqlite3'}"
-        return
+@contextmanager
+def postgres_schema() -> Iterator[str]:
+    """A URL for a fresh PostgreSQL schema of ``TEST_DATABASE_URL``, dropped afterwards. Skips the test
+    only when ``TEST_DATABASE_URL`` is not set (``.ci/run`` always sets it)."""
     base = os.environ.get("TEST_DATABASE_URL")
     if not base:
         pytest.skip("TEST_DATABASE_URL is not set")
@@ -43,6 +42,16 @@ def storage_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
     finally:
         with psycopg.connect(base, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=BACKENDS)
+def storage_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
+    """A URL for an empty, isolated database on each backend (not migrated)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'data' / 'bot.sqlite3'}"
+        return
+    with postgres_schema() as url:
+        yield url
 
 
 @pytest.fixture

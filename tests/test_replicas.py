@@ -27,9 +27,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
-import psycopg
 import pytest
-from conftest import postgres_schema_url
+from conftest import postgres_schema
 from fake_slack import wait_for
 from slack_harness import BOT_TOKEN, BOT_USER, SECRET, HarnessSlack, message_event, sign
 
@@ -125,17 +124,8 @@ class BotProcess:
 @pytest.fixture
 def database_url() -> Iterator[str]:
     """A fresh PostgreSQL schema (not migrated: the replicas migrate it themselves, concurrently)."""
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base:
-        pytest.skip("TEST_DATABASE_URL is not set")
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')  # type: ignore[arg-type]
-    try:
-        yield postgres_schema_url(base, schema)
-    finally:
-        with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')  # type: ignore[arg-type]
+    with postgres_schema() as url:
+        yield url
 
 
 @pytest.fixture
