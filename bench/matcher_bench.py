@@ -116,12 +116,21 @@ def _case_text(case: Case) -> str:
     )
 
 
+def _rss_mb() -> float:
+    """Current resident set size of this process (Linux)."""
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * resource.getpagesize() / (1024 * 1024)
+
+
 def run_size(size: int, repeat: int) -> dict[str, Any]:
     cases = synthetic_cases(size)
+    before = _rss_mb()
     started = time.perf_counter()
     signatures = [compile_signature(c.id, i, s) for c in cases for i, s in enumerate(c.signatures)]
     matcher = Matcher({c.id: c for c in cases}, signatures, MatchConfig(max_bytes=2 << 20))
     build_s = time.perf_counter() - started
+    index_mb = _rss_mb() - before
     texts = [_case_text(c) for c in cases]
     rows: dict[str, Any] = {}
     for name, paste in pastes().items():
@@ -151,6 +160,7 @@ def run_size(size: int, repeat: int) -> dict[str, Any]:
         "cases": size,
         "signatures": len(signatures),
         "build_s": round(build_s, 3),
+        "index_mb": round(index_mb),
         "peak_rss_mb": round(peak_mb),
         "pastes": rows,
     }
@@ -158,8 +168,12 @@ def run_size(size: int, repeat: int) -> dict[str, Any]:
 
 def _table(results: list[dict[str, Any]]) -> str:
     names = list(results[0]["pastes"])
-    head = "| cases | build | peak RSS | " + " | ".join(f"{n}: p50 / p95 (baseline p50, ratio)" for n in names) + " |"
-    lines = [head, "|" + "---|" * (3 + len(names))]
+    head = (
+        "| cases | build | index RSS | peak RSS | "
+        + " | ".join(f"{n}: p50 / p95 (baseline p50, ratio)" for n in names)
+        + " |"
+    )
+    lines = [head, "|" + "---|" * (4 + len(names))]
     for r in results:
         cells = []
         for n in names:
@@ -171,7 +185,11 @@ def _table(results: list[dict[str, Any]]) -> str:
             else:
                 extra = f"not run, ~{base['estimate_s']:.0f} s est."
             cells.append(f"{cell['p50_ms']:.1f} / {cell['p95_ms']:.1f} ms ({extra})")
-        lines.append(f"| {r['cases']:,} | {r['build_s']:.2f} s | {r['peak_rss_mb']} MB | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {r['cases']:,} | {r['build_s']:.2f} s | {r['index_mb']} MB | {r['peak_rss_mb']} MB | "
+            + " | ".join(cells)
+            + " |"
+        )
     return "\n".join(lines)
 
 
