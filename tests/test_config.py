@@ -78,3 +78,13 @@ def test_run_fails_fast_with_the_setting_named(
     monkeypatch.setenv("CASES_DIR", str(tmp_path / "missing"))
     assert cli.main(["run"]) == 2
     assert "CASES_DIR" in capsys.readouterr().err
+
+
+def test_readme_documents_every_setting() -> None:
+    from pathlib import Path
+
+    from bot.config import Settings
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    aliases = [str(field.validation_alias) for field in Settings.model_fields.values()]
+    assert [alias for alias in aliases if f"`{alias}`" not in readme] == []
