@@ -26,6 +26,7 @@ from bot.render import message_reply
 from bot.service import IncidentService
 from bot.storage.base import Vote
 from handlers.commands import LocaleCache, user_langs
+from handlers.replies import send_via_response_url
 
 log = logging.getLogger(__name__)
 
@@ -71,17 +72,6 @@ def regenerate(
     return message_reply("This answer can no longer be shared; run /incident again."), None
 
 
-async def _ephemeral(respond: AsyncRespond, reply: Reply, *, replace: bool = False) -> None:
-    await respond(
-        text=reply.text,
-        blocks=reply.blocks,
-        response_type="ephemeral",
-        replace_original=replace,
-        unfurl_links=False,
-        unfurl_media=False,
-    )
-
-
 def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> None:
     @app.action(SHARE_ACTION_ID)
     async def share_in_channel(
@@ -94,14 +84,7 @@ def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> N
         langs = await user_langs(service, locales, client, user_id)
         value = str(action.get("value") or "")
         reply, reply_id = await asyncio.to_thread(regenerate, service, value, user_id, channel_id, langs)
-        await respond(
-            text=reply.text,
-            blocks=reply.blocks,
-            response_type="in_channel",
-            replace_original=False,
-            unfurl_links=False,
-            unfurl_media=False,
-        )
+        await send_via_response_url(respond, reply, in_channel=True)
         if channel_id and reply_id is None:
             # A shared answer is a post in the channel: it counts for the noise window.
             await asyncio.to_thread(service.record_reply, channel_id, "", "", reply, "command")
@@ -110,7 +93,7 @@ def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> N
         async def on_vote(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
             await ack()
             reply = await asyncio.to_thread(service.record_vote, click_from_body(body), vote)
-            await _ephemeral(respond, reply)
+            await send_via_response_url(respond, reply)
 
         return on_vote
 
@@ -121,7 +104,7 @@ def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> N
     async def other_matches(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
         await ack()
         reply = await asyncio.to_thread(service.other_matches, click_from_body(body))
-        await _ephemeral(respond, reply)
+        await send_via_response_url(respond, reply)
 
     @app.action(ACTION_LANG)
     async def switch_language(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
@@ -132,4 +115,4 @@ def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> N
         if answer.ok and click.ephemeral and answer.share and answer.reply_id is not None:
             reply = with_share_button(reply, f"r:{answer.reply_id}")
         # Only an ephemeral answer (the clicker's own) is replaced; a posted one stays as everyone sees it.
-        await _ephemeral(respond, reply, replace=answer.ok and click.ephemeral)
+        await send_via_response_url(respond, reply, replace=answer.ok and click.ephemeral)

@@ -18,6 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.models import Lang
 from bot.service import IncidentService
+from handlers.replies import send_via_response_url
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +100,4 @@ def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> N
             value = share_value(text, reply_id)
             if value is not None:
                 reply = with_share_button(reply, value)
-        await respond(
-            text=reply.text,
-            blocks=reply.blocks,
-            response_type="ephemeral",
-            unfurl_links=False,
-            unfurl_media=False,
-        )
+        await send_via_response_url(respond, reply)

@@ -12,27 +12,16 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import Settings
-from bot.models import Reply
 from bot.render import message_reply
 from bot.service import IncidentService
 from handlers.commands import LocaleCache, user_langs
 from handlers.messages import paste_from_message, post_reply
+from handlers.replies import send_via_response_url
 
 SHORTCUT_ID = "match_known_incidents"
 # chat.postMessage errors that mean "the bot cannot post here" (a private conversation it is not in
 # answers channel_not_found).
 _NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
-
-
-async def _ephemeral(respond: AsyncRespond, reply: Reply) -> None:
-    await respond(
-        text=reply.text,
-        blocks=reply.blocks,
-        response_type="ephemeral",
-        replace_original=False,
-        unfurl_links=False,
-        unfurl_media=False,
-    )
 
 
 def register(app: AsyncApp, service: IncidentService, settings: Settings, locales: LocaleCache) -> None:
@@ -48,7 +37,7 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
         paste = await paste_from_message(message, client, settings)
         if paste is None or not paste.data:
             note = (paste.error if paste else None) or "This message has no text or text file to match."
-            await _ephemeral(respond, message_reply(note))
+            await send_via_response_url(respond, message_reply(note))
             return
         result = await asyncio.to_thread(service.match, paste.data, slack_encoded=paste.slack_encoded)
         ts = str(message.get("ts") or "")
@@ -68,4 +57,4 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
             private, _ = await asyncio.to_thread(
                 service.private_match_reply, result, langs, user_id or channel, "shortcut"
             )
-            await _ephemeral(respond, private)
+            await send_via_response_url(respond, private)
