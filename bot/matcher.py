@@ -134,7 +134,10 @@ class Matcher:
             members = pending.pop()
             regex_set = re2.Set.SearchSet(options)
             for index in members:
-                regex_set.Add(signatures[index].set_pattern())
+                try:
+                    regex_set.Add(signatures[index].set_pattern(relaxed=True))
+                except re2.error:  # the widened form must never cost a signature: fall back to the exact one
+                    regex_set.Add(signatures[index].set_pattern())
             try:
                 regex_set.Compile()
             except re2.error:

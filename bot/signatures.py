@@ -16,6 +16,8 @@ from bot.models import Signature, SignatureKind, Strength
 # Enough for any sane log signature; bounds RE2's DFA memory per pattern (bytes).
 _RE2_MAX_MEM = 8 << 20
 _WHITESPACE = re.compile(r"\s{1,10000}")
+# A counted repetition {m,n} or {m,} that is not escaped (an escaped brace is a literal one).
+_COUNTED = re.compile(r"(?<!\\)\{(\d{1,4}),\d{0,4}\}")
 
 
 class SignatureError(ValueError):
@@ -59,9 +61,16 @@ class CompiledSignature:
             self._regex = re2.compile(self.pattern, _options(self.ignore_case))
         return self._regex
 
-    def set_pattern(self) -> str:
-        """This signature as one RE2 pattern for a multi-pattern set over whole, cleaned text."""
+    def set_pattern(self, *, relaxed: bool = False) -> str:
+        """This signature as one RE2 pattern over whole, cleaned text.
+
+        ``relaxed`` widens counted repetitions (``{0,200}`` to ``*``, ``{4,16}`` to ``+``): a superset
+        that RE2 compiles far faster inside a large set, used only as a prefilter; every hit is then
+        confirmed with the exact pattern.
+        """
         body = self.pattern if self.is_regex else re2.escape(self.literal)
+        if relaxed and self.is_regex:
+            body = _COUNTED.sub(lambda m: "*" if m.group(1) == "0" else "+", body)
         flags = "(?mi)" if self.ignore_case else "(?m)"
         return f"{flags}(?:{body})"
 

@@ -223,3 +223,13 @@ def test_sets_too_big_for_their_memory_budget_are_split_and_still_match() -> Non
     matcher = Matcher({c.id: c for c in cases}, signatures, MatchConfig(set_shard=3000, set_max_mem=1 << 20))
     result = matcher.match("x\nWidget2718Error: frobnication failed\n")
     assert result.best is not None and result.best.case_id == "IL-2718"
+
+
+def test_relaxed_set_patterns_are_confirmed_by_the_exact_signature() -> None:
+    # {2,3} is widened to + inside the RE2 set; the exact pattern must still decide.
+    case = _case("IL-0042", "c", [{"kind": "regex", "pattern": r"code=\d{2,3}\b failed", "strength": "decisive"}])
+    signatures = [compile_signature(case.id, 0, case.signatures[0])]
+    matcher = Matcher({case.id: case}, signatures)
+    assert signatures[0].set_pattern(relaxed=True) == r"(?m)(?:code=\d+\b failed)"
+    assert matcher.match("code=12345 failed").best is None  # the widened set hits, the exact pattern does not
+    assert matcher.match("code=123 failed").best is not None
