@@ -29,6 +29,46 @@ LABELS: dict[str, dict[Lang, str]] = {
     "digest.title": {"en": "Newly reviewed incident cases", "ko": "새로 검토된 사례"},
     "digest.empty": {"en": "No newly reviewed cases this period.", "ko": "이번 기간에 새로 검토된 사례가 없습니다."},
     "first_lesson": {"en": "Lesson", "ko": "교훈"},
+    # buttons, votes and App Home (bot/interactive.py)
+    "helpful": {"en": "Helpful", "ko": "도움됨"},
+    "not_this": {"en": "Not this case", "ko": "이 사례 아님"},
+    "others": {"en": "Other matches", "ko": "다른 후보"},
+    "switch": {"en": "한국어 먼저", "ko": "English first"},  # names the language it switches to
+    "voted.helpful": {"en": "Thanks: {case} marked helpful.", "ko": "감사합니다: {case} 도움됨으로 기록했습니다."},
+    "voted.not_helpful": {
+        "en": "Thanks: {case} marked as not this case.",
+        "ko": "감사합니다: {case} 이 사례 아님으로 기록했습니다.",
+    },
+    "voted.change": {
+        "en": "One vote per person per answer: click the other button to change it.",
+        "ko": "답변마다 한 표입니다. 다른 버튼을 누르면 바뀝니다.",
+    },
+    "invalid": {
+        "en": "This button is no longer valid (the answer was not found). Ask again with /incident.",
+        "ko": "이 버튼은 더 이상 유효하지 않습니다. /incident 로 다시 요청해 주세요.",
+    },
+    "others.heading": {"en": "Other matches for {case}", "ko": "{case} 외의 다른 후보"},
+    "others.none": {"en": "No other case matched this paste.", "ko": "이 로그에 맞는 다른 사례가 없습니다."},
+    "others.hint": {"en": "Full case: /incident ID", "ko": "전체 사례: /incident ID"},
+    "home.title": {"en": "Incident Bot", "ko": "Incident Bot"},
+    "home.intro": {
+        "en": "Paste a GPU-cluster error in a channel I am in, use /incident, or the message shortcut "
+        "“Match to known incidents”.",
+        "ko": "제가 있는 채널에 GPU 클러스터 오류를 붙여 넣거나, /incident 또는 메시지 바로가기 "
+        "“Match to known incidents”를 사용하세요.",
+    },
+    "home.recent": {"en": "Recently reviewed cases", "ko": "최근 검토된 사례"},
+    "home.matched": {"en": "Matched most in the last 30 days", "ko": "최근 30일 동안 가장 많이 일치한 사례"},
+    "home.feedback": {"en": "Were the answers helpful?", "ko": "답변이 도움이 되었나요?"},
+    "home.empty": {"en": "Nothing yet.", "ko": "아직 없습니다."},
+    "home.times": {"en": "{n}×", "ko": "{n}회"},
+    "home.votes": {
+        "en": "{helpful} of {total} votes helpful ({share}%)",
+        "ko": "투표 {total}건 중 {helpful}건 도움됨 ({share}%)",
+    },
+    "home.no_votes": {"en": "No votes yet.", "ko": "아직 투표가 없습니다."},
+    "home.rejected": {"en": "Most often “not this case”", "ko": "“이 사례 아님”이 가장 많은 사례"},
+    "home.more": {"en": "and {n} more", "ko": "외 {n}건"},
 }
 
 TIER_TEXT: dict[str, dict[Lang, str]] = {

@@ -34,6 +34,21 @@ _TS = itertools.count(1)
 _BASE = int(time.time()) - 1000
 
 
+def event_envelope(event: dict[str, Any], event_id: str) -> dict[str, Any]:
+    """An ``event_callback`` envelope shaped like Slack's, for ``event`` with ``event_id``."""
+    return {
+        "token": "legacy-verification-token",
+        "team_id": "T1",
+        "api_app_id": "A1",
+        "event": event,
+        "type": "event_callback",
+        "event_id": event_id,
+        "event_time": int(time.time()),
+        "authorizations": [{"enterprise_id": None, "team_id": "T1", "user_id": BOT_USER, "is_bot": True}],
+        "is_ext_shared_channel": False,
+    }
+
+
 class HarnessSlack(FakeSlack):
     """The fake Web API plus ``conversations.replies`` (a thread's messages from the stored ones)."""
 
@@ -197,17 +212,7 @@ class SlackHarness:
         retry_num: int | None = None,
         retry_reason: str | None = None,
     ) -> httpx.Response:
-        envelope = {
-            "token": "legacy-verification-token",
-            "team_id": "T1",
-            "api_app_id": "A1",
-            "event": event,
-            "type": "event_callback",
-            "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
-            "event_time": int(time.time()),
-            "authorizations": [{"enterprise_id": None, "team_id": "T1", "user_id": BOT_USER, "is_bot": True}],
-            "is_ext_shared_channel": False,
-        }
+        envelope = event_envelope(event, event_id or f"Ev{uuid.uuid4().hex[:10].upper()}")
         headers: dict[str, str] = {}
         if retry_num is not None:
             headers["X-Slack-Retry-Num"] = str(retry_num)

@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +29,7 @@ import httpx
 import pytest
 from conftest import postgres_schema
 from fake_slack import wait_for
-from slack_harness import BOT_TOKEN, BOT_USER, SECRET, HarnessSlack, message_event, sign
+from slack_harness import BOT_TOKEN, SECRET, HarnessSlack, event_envelope, message_event, sign
 
 from bot.slack_app import DUPLICATE_HEADER
 
@@ -178,17 +177,7 @@ def bots(tmp_path: Path, database_url: str, fake: HarnessSlack) -> Iterator[Call
 
 
 def send_event(bot: BotProcess, event: dict[str, Any], event_id: str, retry_num: int | None = None) -> httpx.Response:
-    envelope = {
-        "token": "legacy-verification-token",
-        "team_id": "T1",
-        "api_app_id": "A1",
-        "event": event,
-        "type": "event_callback",
-        "event_id": event_id,
-        "event_time": int(time.time()),
-        "authorizations": [{"enterprise_id": None, "team_id": "T1", "user_id": BOT_USER, "is_bot": True}],
-        "is_ext_shared_channel": False,
-    }
+    envelope = event_envelope(event, event_id)
     body = json.dumps(envelope)
     headers = {"Content-Type": "application/json", **sign(body)}
     if retry_num is not None:
