@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -14,7 +16,8 @@ import psycopg
 import pytest
 from fake_slack import FakeSlack
 
-from bot.config import Settings
+from bot.case_store import CaseLibrary, load_library
+from bot.config import BUNDLED_CASES, Settings
 from bot.models import Case
 from bot.storage import Storage, open_storage
 
@@ -106,3 +109,28 @@ def make_case(case_id: str, reviewed_at: str | None, **fields: Any) -> Case:
     }
     data.update(fields)
     return Case.model_validate(data)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    """The fake Web API with ``conversations.replies`` (``slack_harness.HarnessSlack``), for tests that
+    run the Slack app. Imported here, not at the top: the harness itself imports this module."""
+    from slack_harness import HarnessSlack
+
+    with HarnessSlack() as slack:
+        yield slack
+
+
+@pytest.fixture(scope="session")
+def library() -> CaseLibrary:
+    """The bundled case library, loaded once."""
+    return load_library(BUNDLED_CASES)
+
+
+def copy_bundled_cases(tmp_path: Path, *ids: str) -> Path:
+    """``tmp_path/cases`` holding copies of the named bundled case files (created if needed)."""
+    cases = tmp_path / "cases"
+    cases.mkdir(exist_ok=True)
+    for case_id in ids:
+        shutil.copy(BUNDLED_CASES / f"{case_id}.json", cases / f"{case_id}.json")
+    return cases

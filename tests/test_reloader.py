@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import time
 from pathlib import Path
+
+from conftest import copy_bundled_cases
 
 from bot.case_store import load_library
 from bot.reloader import fingerprint, reload_library, watch_library
@@ -20,19 +21,11 @@ def _service(directory: Path) -> IncidentService:
     return IncidentService(load_library(directory), MemoryStorage())
 
 
-def _copy(tmp_path: Path, *ids: str) -> Path:
-    cases = tmp_path / "cases"
-    cases.mkdir(exist_ok=True)
-    for case_id in ids:
-        shutil.copy(ROOT / "cases" / f"{case_id}.json", cases / f"{case_id}.json")
-    return cases
-
-
 def test_a_new_case_appears_after_reload(tmp_path: Path) -> None:
-    cases = _copy(tmp_path, "IL-0427")
+    cases = copy_bundled_cases(tmp_path, "IL-0427")
     service = _service(cases)
     assert service.get_case("PUB-0003") is None
-    _copy(tmp_path, "PUB-0003")
+    copy_bundled_cases(tmp_path, "PUB-0003")
     outcome = reload_library(service, cases)
     assert outcome.changed and outcome.cases == 2
     assert service.get_case("PUB-0003") is not None
@@ -40,7 +33,7 @@ def test_a_new_case_appears_after_reload(tmp_path: Path) -> None:
 
 
 def test_a_broken_file_keeps_the_previous_version_serving(tmp_path: Path) -> None:
-    cases = _copy(tmp_path, "IL-0427", "PUB-0003")
+    cases = copy_bundled_cases(tmp_path, "IL-0427", "PUB-0003")
     service = _service(cases)
     (cases / "PUB-0003.json").write_text('{"id": "PUB-0003", "title": ', encoding="utf-8")
     data = json.loads((cases / "IL-0427.json").read_text(encoding="utf-8"))
@@ -60,7 +53,7 @@ def test_a_broken_file_keeps_the_previous_version_serving(tmp_path: Path) -> Non
 
 
 def test_an_emptied_directory_keeps_the_library(tmp_path: Path) -> None:
-    cases = _copy(tmp_path, "IL-0427")
+    cases = copy_bundled_cases(tmp_path, "IL-0427")
     service = _service(cases)
     (cases / "IL-0427.json").unlink()
     outcome = reload_library(service, cases)
@@ -69,18 +62,18 @@ def test_an_emptied_directory_keeps_the_library(tmp_path: Path) -> None:
 
 
 def test_fingerprint_changes_with_content(tmp_path: Path) -> None:
-    cases = _copy(tmp_path, "IL-0427")
+    cases = copy_bundled_cases(tmp_path, "IL-0427")
     before = fingerprint(cases)
-    _copy(tmp_path, "PUB-0003")
+    copy_bundled_cases(tmp_path, "PUB-0003")
     assert fingerprint(cases) != before
 
 
 async def test_watcher_reloads_on_change_while_requests_are_served(tmp_path: Path) -> None:
-    cases = _copy(tmp_path, "IL-0427")
+    cases = copy_bundled_cases(tmp_path, "IL-0427")
     service = _service(cases)
     task = asyncio.create_task(watch_library(service, cases, interval_s=0.05, baseline=fingerprint(cases)))
     try:
-        _copy(tmp_path, "PUB-0003")
+        copy_bundled_cases(tmp_path, "PUB-0003")
         deadline = time.monotonic() + 10
         while service.get_case("PUB-0003") is None:
             assert service.get_case("IL-0427") is not None  # the old library serves meanwhile

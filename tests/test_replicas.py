@@ -128,12 +128,6 @@ def database_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def fake() -> Iterator[HarnessSlack]:
-    with HarnessSlack() as slack:
-        yield slack
-
-
-@pytest.fixture
 def bots(tmp_path: Path, database_url: str, fake: HarnessSlack) -> Iterator[Callable[..., list[BotProcess]]]:
     """``bots(n, **settings)`` starts ``n`` replicas on the shared schema and waits until each is ready."""
     started: list[BotProcess] = []

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import shutil
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 import structlog
-from conftest import make_case
+from conftest import copy_bundled_cases, make_case
 from fake_slack import wait_for
 from library_server import LibraryServer, strip_local
 from slack_harness import BOT_USER, HarnessSlack, SlackHarness, harness_settings, mention_event, message_event
@@ -60,20 +59,6 @@ def recorder() -> Iterator[_ContextRecorder]:
     finally:
         root.removeHandler(handler)
         root.setLevel(level)
-
-
-@pytest.fixture
-def fake() -> Iterator[HarnessSlack]:
-    with HarnessSlack() as slack:
-        yield slack
-
-
-def _copy_cases(tmp_path: Path, *ids: str) -> Path:
-    cases = tmp_path / "cases"
-    cases.mkdir(exist_ok=True)
-    for case_id in ids:
-        shutil.copy(ROOT / "cases" / f"{case_id}.json", cases / f"{case_id}.json")
-    return cases
 
 
 @pytest.fixture
@@ -136,7 +121,7 @@ async def test_digest_runs_and_failures_are_counted(fake: HarnessSlack, storage:
 
 
 def test_reloads_are_counted_by_outcome(tmp_path: Path) -> None:
-    cases = _copy_cases(tmp_path, "IL-0427", "PUB-0003")
+    cases = copy_bundled_cases(tmp_path, "IL-0427", "PUB-0003")
     service = IncidentService(load_library(cases), _memory())
     reloader = LibraryReloader(service, cases)
     assert reloader.reload("test") is not None
@@ -152,13 +137,13 @@ def test_reloads_are_counted_by_outcome(tmp_path: Path) -> None:
 
 
 async def test_interval_watcher_reloads_a_changed_directory(tmp_path: Path) -> None:
-    cases = _copy_cases(tmp_path, "IL-0427")
+    cases = copy_bundled_cases(tmp_path, "IL-0427")
     service = IncidentService(load_library(cases), _memory())
     reloader = LibraryReloader(service, cases)
     reloader.baseline()
     watcher = asyncio.create_task(reloader.watch(0.02))
     try:
-        _copy_cases(tmp_path, "PUB-0003")
+        copy_bundled_cases(tmp_path, "PUB-0003")
         await until(lambda: service.get_case("PUB-0003") is not None, 10)
     finally:
         watcher.cancel()
@@ -166,7 +151,7 @@ async def test_interval_watcher_reloads_a_changed_directory(tmp_path: Path) -> N
 
 
 async def test_periodic_sync_reloads_what_it_wrote(fake: HarnessSlack, tmp_path: Path) -> None:
-    cases = _copy_cases(tmp_path, "IL-0427")
+    cases = copy_bundled_cases(tmp_path, "IL-0427")
     service = IncidentService(load_library(cases), _memory())
     new = strip_local(json.loads((ROOT / "cases" / "PUB-0003.json").read_text(encoding="utf-8")))
     with LibraryServer() as library:
@@ -189,7 +174,7 @@ async def test_periodic_sync_reloads_what_it_wrote(fake: HarnessSlack, tmp_path:
 
 
 async def test_sync_runs_never_overlap(tmp_path: Path) -> None:
-    service = IncidentService(load_library(_copy_cases(tmp_path, "IL-0427")), _memory())
+    service = IncidentService(load_library(copy_bundled_cases(tmp_path, "IL-0427")), _memory())
     settings = harness_settings(_NoSlack(), CASES_DIR=str(tmp_path / "cases"), LIBRARY_API_URL="http://127.0.0.1:9")
     sync = LibrarySync("http://127.0.0.1:9", settings, LibraryReloader(service, tmp_path / "cases"))
     lock = threading.Lock()

@@ -7,7 +7,7 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +42,6 @@ UNRELATED = """Traceback (most recent call last):
   File "train.py", line 88, in collate
     ids = batch["input_ids"]
 KeyError: 'input_ids'"""
-
-
-@pytest.fixture(scope="module")
-def library() -> CaseLibrary:
-    return load_library(BUNDLED_CASES)
-
-
-@pytest.fixture
-def fake() -> Iterator[HarnessSlack]:
-    with HarnessSlack() as slack:
-        yield slack
 
 
 def make_service(library: CaseLibrary, storage: Storage) -> IncidentService:

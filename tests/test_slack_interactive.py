@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -25,17 +25,6 @@ from bot.storage import ReplyRecord, Storage, open_storage
 
 PASTES = Path(__file__).parent / "fixtures" / "pastes"
 ECC_PASTE = (PASTES / "hw-ecc-pytorch-three-lines.txt").read_text()  # IL-0427 best, IL-0414 and more behind
-
-
-@pytest.fixture(scope="module")
-def library() -> CaseLibrary:
-    return load_library(BUNDLED_CASES)
-
-
-@pytest.fixture
-def fake() -> Iterator[HarnessSlack]:
-    with HarnessSlack() as slack:
-        yield slack
 
 
 @pytest.fixture
