@@ -23,10 +23,10 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from bot.case_store import load_library
-from bot.matcher import MatchConfig, Matcher
-from bot.models import Case
-from bot.signatures import compile_signature
+from bot.library.case_store import load_library
+from bot.matching.matcher import MatchConfig, Matcher
+from bot.matching.signatures import compile_signature
+from bot.model.case import Case
 
 ROOT = Path(__file__).resolve().parent.parent
 PASTES = ROOT / "tests" / "fixtures" / "pastes"

@@ -9,9 +9,9 @@ import json
 import sys
 from pathlib import Path
 
-from bot.case_store import load_library
-from bot.matcher import Matcher
-from bot.quality import Labelled, evaluate
+from bot.library.case_store import load_library
+from bot.matching.matcher import Matcher
+from bot.matching.quality import Labelled, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 PASTES = ROOT / "tests" / "fixtures" / "pastes"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.config import Settings
-from bot.service import IncidentService
+from bot.app.service import IncidentService
+from bot.ops.settings import Settings
 from handlers import actions, commands, home, mentions, messages, shortcuts
 
 

@@ -4,7 +4,7 @@
 enough to regenerate the answer: ``t:<command text>`` when the text fits a button value, else
 ``r:<reply-log id>`` (the case ids of the answer; the share then shows the best case).
 
-On every match reply (values built and parsed in ``bot.interactive``; the service checks them):
+On every match reply (values built and parsed in ``bot.replies.buttons``; the service checks them):
 "Helpful" / "Not this case" store a vote and tell the clicker; "Other matches" shows the runner-ups to
 the clicker; the language switch replaces an ephemeral answer in place and gives the clicker an
 ephemeral copy of a posted one (editing a shared message would change it for everyone).
@@ -20,10 +20,10 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.interactive import ACTION_LANG, ACTION_OTHERS, VOTE_ACTIONS, click_from_body, with_buttons
-from bot.models import Button, Lang, Reply
-from bot.render import message_reply
-from bot.service import IncidentService
+from bot.app.service import IncidentService
+from bot.model.case import Button, Lang, Reply
+from bot.replies.buttons import ACTION_LANG, ACTION_OTHERS, VOTE_ACTIONS, click_from_body, with_buttons
+from bot.replies.render import message_reply
 from bot.storage.base import Vote
 from handlers.commands import LocaleCache, user_langs
 from handlers.replies import send_via_response_url

@@ -16,8 +16,8 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.models import Lang
-from bot.service import IncidentService
+from bot.app.service import IncidentService
+from bot.model.case import Lang
 from handlers.replies import send_via_response_url
 
 log = logging.getLogger(__name__)

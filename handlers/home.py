@@ -12,7 +12,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.service import IncidentService
+from bot.app.service import IncidentService
 from handlers.commands import LocaleCache, user_langs
 
 

@@ -10,10 +10,10 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import Settings
-from bot.models import Lang, Reply
-from bot.render import message_reply
-from bot.service import IncidentService
+from bot.app.service import IncidentService
+from bot.model.case import Lang, Reply
+from bot.ops.settings import Settings
+from bot.replies.render import message_reply
 from handlers.commands import LocaleCache, user_langs
 from handlers.messages import Paste, paste_from_message, post_reply
 

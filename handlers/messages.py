@@ -4,7 +4,7 @@ logs shared as files or snippets, and direct messages (always answered, like ``/
 Ignored: other bots (``bot_id``), our own posts, edits, deletions and housekeeping subtypes. A catch-all
 ``message`` listener is registered last so every other message event gets 200, not Bolt's 404 (which
 Slack would retry). Messages that mention the bot are answered on the ``app_mention`` path; the dedupe
-middleware in ``bot.slack_app`` drops their ``message`` copy.
+middleware in ``bot.slack.app`` drops their ``message`` copy.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import Settings
-from bot.models import Reply
-from bot.render import message_reply
-from bot.service import IncidentService
-from bot.slack_files import FileDownloadError, download_file, download_url, is_text_file
+from bot.app.service import IncidentService
+from bot.model.case import Reply
+from bot.ops.settings import Settings
+from bot.replies.render import message_reply
+from bot.slack.files import FileDownloadError, download_file, download_url, is_text_file
 from handlers.commands import LocaleCache, user_langs
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import Settings
-from bot.render import message_reply
-from bot.service import IncidentService
+from bot.app.service import IncidentService
+from bot.ops.settings import Settings
+from bot.replies.render import message_reply
 from handlers.commands import LocaleCache, user_langs
 from handlers.messages import paste_from_message, post_reply
 from handlers.replies import send_via_response_url

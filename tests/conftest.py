@@ -16,9 +16,9 @@ import psycopg
 import pytest
 from fake_slack import FakeSlack
 
-from bot.case_store import CaseLibrary, load_library
-from bot.config import BUNDLED_CASES, Settings
-from bot.models import Case
+from bot.library.case_store import CaseLibrary, load_library
+from bot.model.case import Case
+from bot.ops.settings import BUNDLED_CASES, Settings
 from bot.storage import Storage, open_storage
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]

@@ -22,10 +22,10 @@ from conftest import make_settings
 from fake_slack import Call, FakeSlack
 from slack_sdk.signature import SignatureVerifier
 
-from bot.config import Settings
-from bot.service import IncidentService
-from bot.slack_app import create_app
-from bot.slack_runtime import SlackServer, start_slack
+from bot.app.service import IncidentService
+from bot.ops.settings import Settings
+from bot.slack.app import create_app
+from bot.slack.runtime import SlackServer, start_slack
 
 SECRET = "test-signing-secret"
 BOT_TOKEN = "xoxb-test-token"

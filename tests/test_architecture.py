@@ -37,10 +37,10 @@ FORBIDDEN_IN_PURE = {
     "time",
     "asyncio",
     "threading",
-    "bot.case_store",
+    "bot.library.case_store",
     "bot.storage",
-    "bot.service",
-    "bot.config",
+    "bot.app.service",
+    "bot.ops.settings",
     "handlers",
     "urllib",
     "random",
@@ -86,7 +86,13 @@ def test_only_the_slack_edge_imports_slack_or_handlers() -> None:
 
 
 def test_handlers_do_not_reach_past_the_service() -> None:
-    banned = {"bot.matcher", "bot.normalize", "bot.case_store", "bot.storage.sqlite", "bot.storage.postgres"}
+    banned = {
+        "bot.matching.matcher",
+        "bot.matching.normalize",
+        "bot.library.case_store",
+        "bot.storage.sqlite",
+        "bot.storage.postgres",
+    }
     for path in (ROOT / "handlers").glob("*.py"):
         assert not _hits(_imports(path), banned), path.name
 

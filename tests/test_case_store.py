@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from bot.case_store import canonical_id, load_library
-from bot.cli import main
-from bot.models import Signature, SignatureKind
-from bot.signatures import SignatureError, compile_signature
+from bot.cli.main import main
+from bot.library.case_store import canonical_id, load_library
+from bot.matching.signatures import SignatureError, compile_signature
+from bot.model.case import Signature, SignatureKind
 
 
 def _case(case_id: str, **extra: Any) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.case_store import load_library
-from bot.normalize import clean
+from bot.library.case_store import load_library
+from bot.matching.normalize import clean
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = load_library(ROOT / "cases")

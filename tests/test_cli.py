@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from fake_slack import FakeSlack
 
-from bot.cli import build_service, main
-from bot.console import Console
+from bot.cli.console import Console
+from bot.cli.main import build_service, main
 
 ROOT = Path(__file__).resolve().parent.parent
 PASTES = ROOT / "tests" / "fixtures" / "pastes"

@@ -9,8 +9,8 @@ import pytest
 from conftest import make_settings
 from pydantic import ValidationError
 
-from bot import cli
-from bot.slack_runtime import startup_problems
+from bot.cli import main as cli
+from bot.slack.runtime import startup_problems
 
 HTTP = {"SLACK_BOT_TOKEN": "xoxb-test", "SLACK_SIGNING_SECRET": "secret"}
 
@@ -83,7 +83,7 @@ def test_run_fails_fast_with_the_setting_named(
 def test_readme_documents_every_setting() -> None:
     from pathlib import Path
 
-    from bot.config import Settings
+    from bot.ops.settings import Settings
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     aliases = [str(field.validation_alias) for field in Settings.model_fields.values()]

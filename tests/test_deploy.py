@@ -23,7 +23,7 @@ import pytest
 import yaml
 from setuptools import find_packages
 
-from bot.config import Settings
+from bot.ops.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -219,7 +219,7 @@ def test_every_variable_set_is_a_setting(source: str) -> None:
     names = env_sources()[source]
     assert names, f"{source}: the reader found no variables at all"
     unknown = names - SETTING_ALIASES
-    assert not unknown, f"{source} sets {sorted(unknown)}, which bot/config.py does not read"
+    assert not unknown, f"{source} sets {sorted(unknown)}, which bot/ops/settings.py does not read"
 
 
 def test_env_example_documents_every_setting() -> None:

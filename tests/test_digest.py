@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from conftest import make_case
 
-from bot.digest import (
+from bot.digest.content import (
     MAX_BLOCKS,
     MAX_MESSAGE_CHARS,
     MAX_SECTION_CHARS,
@@ -22,8 +22,8 @@ from bot.digest import (
     previous_slot,
     select_new_cases,
 )
-from bot.labels import label
-from bot.mrkdwn import escape_mrkdwn, link, truncate, unescape_mrkdwn
+from bot.replies.labels import label
+from bot.replies.mrkdwn import escape_mrkdwn, link, truncate, unescape_mrkdwn
 
 SEOUL = ZoneInfo("Asia/Seoul")
 MONDAY_9_SEOUL = "0 9 * * mon"

@@ -19,9 +19,9 @@ import pytest
 from conftest import make_case
 from fake_slack import FakeSlack, wait_for
 
-from bot.digest_runner import DigestError, DigestParams, DigestRunner, RetryPolicy, digest_client
-from bot.models import Case
-from bot.scheduler import DigestSchedule
+from bot.digest.runner import DigestError, DigestParams, DigestRunner, RetryPolicy, digest_client
+from bot.digest.scheduler import DigestSchedule
+from bot.model.case import Case
 from bot.storage import Storage, open_storage
 
 SEOUL = ZoneInfo("Asia/Seoul")

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from bench.quality import PASTES, load_pastes
-from bot.case_store import load_library
-from bot.matcher import Matcher
-from bot.quality import evaluate
+from bot.library.case_store import load_library
+from bot.matching.matcher import Matcher
+from bot.matching.quality import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = load_library(ROOT / "cases")

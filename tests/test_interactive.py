@@ -12,9 +12,10 @@ import pytest
 from conftest import make_case
 from test_architecture import FORBIDDEN_IN_PURE, _hits, _imports
 
-from bot.case_store import load_library
-from bot.config import BUNDLED_CASES
-from bot.interactive import (
+from bot.library.case_store import load_library
+from bot.model.case import Button, Case, Evidence, Localized, Match, MatchResult, Reply, SuspectInfo, Tier
+from bot.ops.settings import BUNDLED_CASES
+from bot.replies.buttons import (
     ACTION_HELPFUL,
     ACTION_LANG,
     ACTION_NOT_THIS,
@@ -32,8 +33,7 @@ from bot.interactive import (
     rebuild_result,
     with_buttons,
 )
-from bot.models import Button, Case, Evidence, Localized, Match, MatchResult, Reply, SuspectInfo, Tier
-from bot.render import match_reply
+from bot.replies.render import match_reply
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,7 +73,7 @@ def _values(buttons: list[Button]) -> dict[str, str]:
 
 
 def test_interactive_is_pure() -> None:
-    path = ROOT / "bot" / "interactive.py"
+    path = ROOT / "bot" / "replies" / "buttons.py"
     assert not _hits(_imports(path), FORBIDDEN_IN_PURE)
     assert ".now(" not in path.read_text(encoding="utf-8")
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from library_server import LibraryServer
 
-from bot.library_client import (
+from bot.library.client import (
     CaseNotFound,
     Fetched,
     LibraryClient,

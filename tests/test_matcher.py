@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bot.matcher import MatchConfig, Matcher
-from bot.models import Case, Tier
-from bot.signatures import compile_signature
+from bot.matching.matcher import MatchConfig, Matcher
+from bot.matching.signatures import compile_signature
+from bot.model.case import Case, Tier
 
 
 def _case(case_id: str, failure_class: str, signatures: list[dict[str, Any]], symptoms: str = "") -> Case:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.models import Case, Localized, parse_timestamp
+from bot.model.case import Case, Localized, parse_timestamp
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_22e41a9ff827b080.txt"
 BUNDLED_SEED_COPY = Path(__file__).parent / "fixtures" / "seed_IL-0125.json"

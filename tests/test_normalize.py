@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from bot.normalize import cap_bytes, clean, unescape_slack
+from bot.matching.normalize import cap_bytes, clean, unescape_slack
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.logging_setup import configure_logging, get_logger, redact
-from bot.metrics import Metrics
+from bot.ops.logs import configure_logging, get_logger, redact
+from bot.ops.metrics import Metrics
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from conftest import copy_bundled_cases
 
-from bot.case_store import load_library
-from bot.reloader import fingerprint, reload_library, watch_library
-from bot.service import IncidentService
+from bot.app.reloader import fingerprint, reload_library, watch_library
+from bot.app.service import IncidentService
+from bot.library.case_store import load_library
 from bot.storage.memory import MemoryStorage
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -31,7 +31,7 @@ from conftest import postgres_schema
 from fake_slack import wait_for
 from slack_harness import BOT_TOKEN, SECRET, HarnessSlack, event_envelope, message_event, sign
 
-from bot.slack_app import DUPLICATE_HEADER
+from bot.slack.app import DUPLICATE_HEADER
 
 pytestmark = pytest.mark.postgres
 

@@ -20,10 +20,10 @@ from library_server import LibraryServer, strip_local
 from slack_harness import BOT_USER, HarnessSlack, SlackHarness, harness_settings, mention_event, message_event
 from test_replicas import metric
 
-from bot.case_store import load_library
-from bot.digest_runner import DigestError, DigestParams, RetryPolicy, digest_client
-from bot.service import IncidentService
-from bot.slack_runtime import CountedDigestRunner, LibraryReloader, LibrarySync, start_slack
+from bot.app.service import IncidentService
+from bot.digest.runner import DigestError, DigestParams, RetryPolicy, digest_client
+from bot.library.case_store import load_library
+from bot.slack.runtime import CountedDigestRunner, LibraryReloader, LibrarySync, start_slack
 from bot.storage import Storage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -211,7 +211,7 @@ def _memory() -> Storage:
 
 
 def test_long_log_lines_are_cut_at_info_and_above() -> None:
-    from bot.slack_runtime import MAX_LOGGED_CHARS, _CapLongMessages
+    from bot.slack.runtime import MAX_LOGGED_CHARS, _CapLongMessages
 
     paste = "x" * (MAX_LOGGED_CHARS * 3)
     record = logging.LogRecord("slack_bolt", logging.WARNING, __file__, 1, "Unhandled request (%s)", (paste,), None)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bot.case_store import load_library
-from bot.models import Reply
-from bot.service import IncidentService, langs_for
+from bot.app.service import IncidentService, langs_for
+from bot.library.case_store import load_library
+from bot.model.case import Reply
 from bot.storage.memory import MemoryStorage
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,13 +25,13 @@ from slack_harness import (
     new_ts,
 )
 
-from bot.case_store import CaseLibrary, load_library
-from bot.config import BUNDLED_CASES
-from bot.models import MatchResult
-from bot.service import IncidentService
-from bot.slack_app import DUPLICATE_HEADER
-from bot.slack_files import FileDownloadError, FileTooLarge, download_file
-from bot.slack_runtime import serve, start_slack
+from bot.app.service import IncidentService
+from bot.library.case_store import CaseLibrary, load_library
+from bot.model.case import MatchResult
+from bot.ops.settings import BUNDLED_CASES
+from bot.slack.app import DUPLICATE_HEADER
+from bot.slack.files import FileDownloadError, FileTooLarge, download_file
+from bot.slack.runtime import serve, start_slack
 from bot.storage import Storage, open_storage
 
 PASTES = Path(__file__).parent / "fixtures" / "pastes"

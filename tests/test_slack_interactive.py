@@ -17,10 +17,10 @@ import pytest
 from conftest import make_case
 from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event, new_ts
 
-from bot.case_store import CaseLibrary, load_library
-from bot.config import BUNDLED_CASES
-from bot.interactive import ACTION_HELPFUL, ACTION_LANG, ACTION_NOT_THIS, ACTION_OTHERS
-from bot.service import IncidentService
+from bot.app.service import IncidentService
+from bot.library.case_store import CaseLibrary, load_library
+from bot.ops.settings import BUNDLED_CASES
+from bot.replies.buttons import ACTION_HELPFUL, ACTION_LANG, ACTION_NOT_THIS, ACTION_OTHERS
 from bot.storage import ReplyRecord, Storage, open_storage
 
 PASTES = Path(__file__).parent / "fixtures" / "pastes"
@@ -343,7 +343,7 @@ async def test_app_home_is_published_within_100_blocks_for_2000_cases(fake: Harn
 def test_stats_command_prints_votes_per_case_and_the_most_rejected(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.cli import main
+    from bot.cli.main import main
 
     for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "DATABASE_URL", "CASES_DIR"):
         monkeypatch.delenv(name, raising=False)

@@ -14,8 +14,8 @@ import pytest
 from aiohttp import WSMsgType, web
 from slack_harness import HarnessSlack, harness_settings, message_event
 
-from bot.cli import build_service
-from bot.slack_runtime import start_slack
+from bot.cli.main import build_service
+from bot.slack.runtime import start_slack
 
 APP_TOKEN = "xapp-1-A1-1-" + "0" * 16
 ECC = "[default3]:RuntimeError: CUDA error: uncorrectable ECC error encountered"

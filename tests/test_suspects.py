@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.case_store import load_library
-from bot.matcher import Matcher
-from bot.render import fill_template
-from bot.suspects import extract_suspects, is_host
+from bot.library.case_store import load_library
+from bot.matching.matcher import Matcher
+from bot.matching.suspects import extract_suspects, is_host
+from bot.replies.render import fill_template
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = load_library(ROOT / "cases")
@@ -150,7 +150,7 @@ def test_templates_are_filled_and_unknown_placeholders_stay() -> None:
 
 
 def test_reply_shows_suspects_and_filled_commands() -> None:
-    from bot.render import match_reply
+    from bot.replies.render import match_reply
 
     paste = "Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)"
     result = MATCHER.match(paste)

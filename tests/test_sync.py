@@ -14,12 +14,20 @@ from typing import Any
 import pytest
 from library_server import LISTINGS, LibraryServer, strip_local
 
-from bot.case_store import load_library
-from bot.cli import main
-from bot.digest import select_new_cases
-from bot.library_client import LibraryClient
-from bot.models import Case
-from bot.sync import SyncJob, SyncReport, TerminalProgress, dump_case, merge_case, sync_library, terminal_progress
+from bot.cli.main import main
+from bot.digest.content import select_new_cases
+from bot.library.case_store import load_library
+from bot.library.client import LibraryClient
+from bot.library.sync import (
+    SyncJob,
+    SyncReport,
+    TerminalProgress,
+    dump_case,
+    merge_case,
+    sync_library,
+    terminal_progress,
+)
+from bot.model.case import Case
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "cases"

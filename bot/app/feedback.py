@@ -1,4 +1,4 @@
-"""Feedback, stats and App Home use cases: the buttons on match replies (``bot.interactive`` builds and
+"""Feedback, stats and App Home use cases: the buttons on match replies (``bot.replies.buttons`` builds and
 parses their values), what their clicks do, the App Home view and ``incident-bot stats``.
 
 A mixin of ``IncidentService``: it uses the service's storage, library snapshot and rendering.
@@ -11,7 +11,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from bot.interactive import (
+from bot.app.routing import route_command
+from bot.model.case import Case, Lang, MatchResult, Reply
+from bot.ops.metrics import Metrics
+from bot.replies.buttons import (
     HOME_LIST,
     ButtonPayload,
     CaseVotes,
@@ -28,13 +31,10 @@ from bot.interactive import (
     vote_reply,
     with_buttons,
 )
-from bot.metrics import Metrics
-from bot.models import Case, Lang, MatchResult, Reply
-from bot.routing import route_command
 from bot.storage.base import ReplyRecord, Storage, Vote
 
 if TYPE_CHECKING:
-    from bot.service import _Snapshot
+    from bot.app.service import _Snapshot
 
 
 class FeedbackMixin:

@@ -13,8 +13,8 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.case_store import CaseLibrary, Problem, load_library
-from bot.service import IncidentService
+from bot.app.service import IncidentService
+from bot.library.case_store import CaseLibrary, Problem, load_library
 
 log = logging.getLogger("incident_bot.reload")
 

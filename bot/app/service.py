@@ -14,16 +14,16 @@ from datetime import UTC, datetime, timedelta
 
 from rapidfuzz import fuzz, process
 
-from bot.case_store import CaseLibrary, canonical_id
-from bot.digest import build_digest_messages, latest_slot, select_new_cases
-from bot.feedback_service import FeedbackMixin
-from bot.matcher import MatchConfig, Matcher
-from bot.metrics import Metrics
-from bot.models import Case, Lang, MatchResult, Reply
-from bot.render import case_list_reply, case_reply, match_reply, message_reply, unknown_id_reply
-from bot.routing import route_command
+from bot.app.feedback import FeedbackMixin
+from bot.app.routing import route_command
+from bot.digest.content import build_digest_messages, latest_slot, select_new_cases
+from bot.library.case_store import CaseLibrary, canonical_id
+from bot.matching.matcher import MatchConfig, Matcher
+from bot.matching.textindex import BM25Index
+from bot.model.case import Case, Lang, MatchResult, Reply
+from bot.ops.metrics import Metrics
+from bot.replies.render import case_list_reply, case_reply, match_reply, message_reply, unknown_id_reply
 from bot.storage.base import LangPref, ReplyRecord, Storage
-from bot.textindex import BM25Index
 
 HELP_TEXT = """\
 /incident IL-0427            show a case (English and Korean)

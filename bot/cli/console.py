@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 
-from bot.models import Lang, Reply
-from bot.service import IncidentService
+from bot.app.service import IncidentService
+from bot.model.case import Lang, Reply
 
 BANNER = """\
 incident-bot console: {count} cases loaded from {cases}.

@@ -17,15 +17,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot.case_store import CaseLibrary, load_library
-from bot.config import Settings
-from bot.console import BANNER, Console
-from bot.matcher import MatchConfig
-from bot.models import Lang
-from bot.service import IncidentService
-from bot.stats import add_stats_parser
+from bot.app.service import IncidentService
+from bot.cli.console import BANNER, Console
+from bot.cli.sync_cmd import add_sync_parser
+from bot.library.case_store import CaseLibrary, load_library
+from bot.matching.matcher import MatchConfig
+from bot.model.case import Lang
+from bot.ops.settings import Settings
+from bot.replies.stats import add_stats_parser
 from bot.storage import Storage, open_storage
-from bot.sync_cli import add_sync_parser
 
 log = logging.getLogger("incident_bot")
 
@@ -44,7 +44,7 @@ def load_cases(directory: Path) -> CaseLibrary:
 
 def _remote_similar(api_url: str) -> Any:
     """The library API's /similar as (id, title) pairs, with a short timeout and no retries."""
-    from bot.library_client import LibraryClient
+    from bot.library.client import LibraryClient
 
     def similar(case_id: str) -> list[tuple[str, str]]:
         with LibraryClient(api_url, timeout=2, retries=0) as client:
@@ -160,7 +160,7 @@ def _cmd_digest(args: argparse.Namespace) -> int:
     import asyncio
     from datetime import UTC, datetime
 
-    from bot.digest_runner import DigestError, DigestParams, DigestRunner, digest_client
+    from bot.digest.runner import DigestError, DigestParams, DigestRunner, digest_client
 
     settings = _settings_from_args(args)
     service = build_service(settings)
@@ -224,7 +224,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from bot.slack_runtime import run_slack  # imports slack_bolt only when Slack is configured
+    from bot.slack.runtime import run_slack  # imports slack_bolt only when Slack is configured
 
     return run_slack(settings, build_service(settings))
 

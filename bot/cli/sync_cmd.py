@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.config import Settings
-from bot.library_client import LibraryClient
-from bot.models import parse_timestamp
-from bot.sync import sync_library, terminal_progress
+from bot.library.client import LibraryClient
+from bot.library.sync import sync_library, terminal_progress
+from bot.model.case import parse_timestamp
+from bot.ops.settings import Settings
 
 STATE_FILE = "sync-state.json"
 

@@ -15,9 +15,9 @@ from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.cron import CronTrigger
 
-from bot.labels import label
-from bot.models import Case, Lang, Localized
-from bot.mrkdwn import escape_mrkdwn, link, truncate
+from bot.model.case import Case, Lang, Localized
+from bot.replies.labels import label
+from bot.replies.mrkdwn import escape_mrkdwn, link, truncate
 
 MAX_BLOCKS = 50
 MAX_SECTION_CHARS = 3000

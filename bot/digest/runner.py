@@ -22,8 +22,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import Settings
-from bot.digest import (
+from bot.digest.content import (
     DigestMessage,
     build_digest_messages,
     latest_slot,
@@ -31,7 +30,8 @@ from bot.digest import (
     previous_slot,
     select_new_cases,
 )
-from bot.models import Case, Lang
+from bot.model.case import Case, Lang
+from bot.ops.settings import Settings
 from bot.storage.base import DigestEntry, Storage
 
 log = logging.getLogger(__name__)

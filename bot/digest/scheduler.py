@@ -15,7 +15,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 
-from bot.digest_runner import DigestError, DigestOutcome, DigestRunner
+from bot.digest.runner import DigestError, DigestOutcome, DigestRunner
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from bot.models import LANGS, Case
-from bot.signatures import CompiledSignature, SignatureError, compile_signature, squash
+from bot.matching.signatures import CompiledSignature, SignatureError, compile_signature, squash
+from bot.model.case import LANGS, Case
 
 MAX_CASE_FILE_BYTES = 2 << 20
 _ID_RE = re.compile(r"^\s*([A-Za-z]{1,10})[-_ ]?0{0,8}(\d{1,8})\s*$")

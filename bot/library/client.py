@@ -37,7 +37,7 @@ from urllib.parse import quote
 
 import httpx
 
-from bot.models import parse_timestamp
+from bot.model.case import parse_timestamp
 
 LIST_KEYS = ("cases", "items", "results", "data")
 SIMILAR_KEYS = ("similar", *LIST_KEYS)

@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from bot.case_store import canonical_id, parse_case
-from bot.library_client import (
+from bot.library.case_store import canonical_id, parse_case
+from bot.library.client import (
     CaseRef,
     Fetched,
     LibraryClient,
@@ -29,7 +29,7 @@ from bot.library_client import (
     LibraryUnavailable,
     NotModified,
 )
-from bot.models import LANGS, Case
+from bot.model.case import LANGS, Case
 
 log = logging.getLogger(__name__)
 

@@ -20,11 +20,11 @@ from typing import Any
 import re2
 from rapidfuzz import fuzz
 
-from bot.models import Case, Evidence, Match, MatchResult, Strength, SuspectInfo, Tier
-from bot.normalize import Cleaned, clean
-from bot.signatures import CompiledSignature, squash
-from bot.suspects import extract_suspects
-from bot.textindex import BM25Index
+from bot.matching.normalize import Cleaned, clean
+from bot.matching.signatures import CompiledSignature, squash
+from bot.matching.suspects import extract_suspects
+from bot.matching.textindex import BM25Index
+from bot.model.case import Case, Evidence, Match, MatchResult, Strength, SuspectInfo, Tier
 
 Clock = Callable[[], float]
 

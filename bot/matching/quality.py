@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.matcher import Matcher
+from bot.matching.matcher import Matcher
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import re2
 
-from bot.models import Signature, SignatureKind, Strength
+from bot.model.case import Signature, SignatureKind, Strength
 
 # Enough for any sane log signature; bounds RE2's DFA memory per pattern (bytes).
 _RE2_MAX_MEM = 8 << 20

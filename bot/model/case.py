@@ -194,7 +194,7 @@ class Match(BaseModel):
 
 
 class SuspectInfo(BaseModel):
-    """Where the best match's failure happened, from the lines that matched (see ``bot.suspects``)."""
+    """Where the best match's failure happened, from the lines that matched (see ``bot.matching.suspects``)."""
 
     failed: bool  # True: the lines are the error itself; False: they only report it (collective timeouts)
     summary: str

@@ -14,7 +14,7 @@ from apscheduler.triggers.cron import CronTrigger
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-BUNDLED_CASES = Path(__file__).resolve().parent.parent / "cases"
+BUNDLED_CASES = Path(__file__).resolve().parents[2] / "cases"
 _CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]+")
 _DEFAULT_CRON = "0 9 * * mon"
 

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from bot.labels import TIER_TEXT, label
-from bot.models import Button, Case, Evidence, Lang, Localized, Match, MatchResult, Reply, SuspectInfo, Tier
-from bot.mrkdwn import escape_mrkdwn, link, truncate, unescape_mrkdwn
+from bot.model.case import Button, Case, Evidence, Lang, Localized, Match, MatchResult, Reply, SuspectInfo, Tier
+from bot.replies.labels import TIER_TEXT, label
+from bot.replies.mrkdwn import escape_mrkdwn, link, truncate, unescape_mrkdwn
 
 ACTION_HELPFUL = "feedback_helpful"
 ACTION_NOT_THIS = "feedback_not_this_case"

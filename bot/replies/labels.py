@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.models import Lang
+from bot.model.case import Lang
 
 LABELS: dict[str, dict[Lang, str]] = {
     "severity": {"en": "Severity", "ko": "심각도"},

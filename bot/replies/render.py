@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.labels import TIER_TEXT, label
-from bot.models import Button, Case, Lang, Localized, Match, MatchResult, Reply
-from bot.mrkdwn import escape_mrkdwn, link, truncate
+from bot.model.case import Button, Case, Lang, Localized, Match, MatchResult, Reply
+from bot.replies.labels import TIER_TEXT, label
+from bot.replies.mrkdwn import escape_mrkdwn, link, truncate
 
 SECTION_LIMIT = 3000
 MESSAGE_BUDGET = 11_000

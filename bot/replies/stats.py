@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from bot.interactive import CaseVotes, FeedbackSummary
+from bot.replies.buttons import CaseVotes, FeedbackSummary
 
 _TITLE_CHARS = 60
 
@@ -85,7 +85,7 @@ def add_stats_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     """Print the report; exit status 0."""
-    from bot.cli import build_service, load_settings  # the composition root builds storage and library
+    from bot.cli.main import build_service, load_settings  # the composition root builds storage and library
 
     overrides: dict[str, Any] = {"CASES_DIR": args.cases} if getattr(args, "cases", None) else {}
     service = build_service(load_settings(overrides))

@@ -28,9 +28,9 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import Settings
-from bot.metrics import Metrics
-from bot.service import IncidentService
+from bot.app.service import IncidentService
+from bot.ops.metrics import Metrics
+from bot.ops.settings import Settings
 
 log = logging.getLogger(__name__)
 

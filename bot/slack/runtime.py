@@ -28,17 +28,17 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.socket_mode.request import SocketModeRequest
 
-from bot.config import Settings
-from bot.digest_runner import DigestOutcome, DigestParams, DigestRunner, digest_client
-from bot.library_client import LibraryClient
-from bot.logging_setup import configure_logging
-from bot.metrics import CONTENT_TYPE, Metrics
-from bot.reloader import ReloadOutcome, fingerprint, reload_library
-from bot.scheduler import DigestSchedule
-from bot.service import IncidentService
-from bot.slack_app import build_client, create_app
-from bot.sync import SyncJob, SyncReport
-from bot.sync_cli import STATE_FILE
+from bot.app.reloader import ReloadOutcome, fingerprint, reload_library
+from bot.app.service import IncidentService
+from bot.cli.sync_cmd import STATE_FILE
+from bot.digest.runner import DigestOutcome, DigestParams, DigestRunner, digest_client
+from bot.digest.scheduler import DigestSchedule
+from bot.library.client import LibraryClient
+from bot.library.sync import SyncJob, SyncReport
+from bot.ops.logs import configure_logging
+from bot.ops.metrics import CONTENT_TYPE, Metrics
+from bot.ops.settings import Settings
+from bot.slack.app import build_client, create_app
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def reload_label(outcome: ReloadOutcome) -> str:
 class LibraryReloader:
     """Reloads ``directory`` into the service, one reload at a time (SIGHUP, the interval watcher and a
     sync can all ask). Each reload is counted in ``library_reloads`` and logged with what triggered it;
-    ``bot.reloader`` keeps the previous library (or a broken file's previous case) serving."""
+    ``bot.app.reloader`` keeps the previous library (or a broken file's previous case) serving."""
 
     def __init__(self, service: IncidentService, directory: Path) -> None:
         self.service = service

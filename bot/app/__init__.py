@@ -1,0 +1,1 @@
+"""The use cases every transport calls: look up, search, match, feedback, reload."""

@@ -1,0 +1,1 @@
+"""The command line, the local console, and the composition root."""

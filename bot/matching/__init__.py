@@ -1,0 +1,1 @@
+"""Pure text work: cleaning pasted logs, signatures, the text index, ranking cases, suspects, quality."""

@@ -1,0 +1,1 @@
+"""The case model and the result types every layer shares (pydantic). Pure, the bottom layer."""

@@ -1,0 +1,1 @@
+"""Operations plumbing: the one typed ``Settings``, structured logs, Prometheus metrics. Bottom layer."""
