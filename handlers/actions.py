@@ -21,7 +21,8 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.service import IncidentService
-from bot.model.case import Button, Lang, Reply
+from bot.model.case import Lang
+from bot.model.results import Button, Reply
 from bot.replies.buttons import ACTION_LANG, ACTION_OTHERS, VOTE_ACTIONS, click_from_body, with_buttons
 from bot.replies.render import message_reply
 from bot.storage.base import Vote

@@ -11,7 +11,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.service import IncidentService
-from bot.model.case import Lang, Reply
+from bot.model.case import Lang
+from bot.model.results import Reply
 from bot.ops.settings import Settings
 from bot.replies.render import message_reply
 from handlers.commands import LocaleCache, user_langs

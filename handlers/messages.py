@@ -19,7 +19,7 @@ from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.service import IncidentService
-from bot.model.case import Reply
+from bot.model.results import Reply
 from bot.ops.settings import Settings
 from bot.replies.render import message_reply
 from bot.slack.files import FileDownloadError, download_file, download_url, is_text_file

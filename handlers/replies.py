@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot.model.case import Reply
+from bot.model.results import Reply
 
 
 async def send_via_response_url(

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from bot.cli.main import main
-from bot.library.case_store import canonical_id, load_library
+from bot.library.case_store import load_library
 from bot.matching.signatures import SignatureError, compile_signature
 from bot.model.case import Signature, SignatureKind
+from bot.model.ids import canonical_id
 
 
 def _case(case_id: str, **extra: Any) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from conftest import make_case
 from test_architecture import FORBIDDEN_IN_PURE, _hits, _imports
 
 from bot.library.case_store import load_library
-from bot.model.case import Button, Case, Evidence, Localized, Match, MatchResult, Reply, SuspectInfo, Tier
+from bot.model.case import Case, Localized
+from bot.model.results import Button, Evidence, Match, MatchResult, Reply, SuspectInfo, Tier
 from bot.ops.settings import BUNDLED_CASES
 from bot.replies.buttons import (
     ACTION_HELPFUL,

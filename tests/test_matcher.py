@@ -10,7 +10,8 @@ import pytest
 
 from bot.matching.matcher import MatchConfig, Matcher
 from bot.matching.signatures import compile_signature
-from bot.model.case import Case, Tier
+from bot.model.case import Case
+from bot.model.results import Tier
 
 
 def _case(case_id: str, failure_class: str, signatures: list[dict[str, Any]], symptoms: str = "") -> Case:

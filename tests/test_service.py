@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.app.service import IncidentService, langs_for
 from bot.library.case_store import load_library
-from bot.model.case import Reply
+from bot.model.results import Reply
 from bot.storage.memory import MemoryStorage
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,7 +27,7 @@ from slack_harness import (
 
 from bot.app.service import IncidentService
 from bot.library.case_store import CaseLibrary, load_library
-from bot.model.case import MatchResult
+from bot.model.results import MatchResult
 from bot.ops.settings import BUNDLED_CASES
 from bot.slack.app import DUPLICATE_HEADER
 from bot.slack.files import FileDownloadError, FileTooLarge, download_file

@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from bot.app.routing import route_command
-from bot.model.case import Case, Lang, MatchResult, Reply
+from bot.model.case import Case, Lang
+from bot.model.results import MatchResult, Reply
 from bot.ops.metrics import Metrics
 from bot.replies.buttons import (
     HOME_LIST,

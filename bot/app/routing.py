@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.library.case_store import canonical_id
+from bot.model.ids import canonical_id
 
 
 def route_command(body: str) -> tuple[str, str]:

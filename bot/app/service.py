@@ -17,10 +17,12 @@ from rapidfuzz import fuzz, process
 from bot.app.feedback import FeedbackMixin
 from bot.app.routing import route_command
 from bot.digest.content import build_digest_messages, latest_slot, select_new_cases
-from bot.library.case_store import CaseLibrary, canonical_id
+from bot.library.case_store import CaseLibrary
 from bot.matching.matcher import MatchConfig, Matcher
 from bot.matching.textindex import BM25Index
-from bot.model.case import Case, Lang, MatchResult, Reply
+from bot.model.case import Case, Lang
+from bot.model.ids import canonical_id
+from bot.model.results import MatchResult, Reply
 from bot.ops.metrics import Metrics
 from bot.replies.render import case_list_reply, case_reply, match_reply, message_reply, unknown_id_reply
 from bot.storage.base import LangPref, ReplyRecord, Storage

@@ -10,7 +10,8 @@ import json
 from collections.abc import Callable, Iterable
 
 from bot.app.service import IncidentService
-from bot.model.case import Lang, Reply
+from bot.model.case import Lang
+from bot.model.results import Reply
 
 BANNER = """\
 incident-bot console: {count} cases loaded from {cases}.

@@ -6,7 +6,6 @@ A bad file is reported with its path and field and never stops the good cases fr
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,18 +14,9 @@ from pydantic import ValidationError
 
 from bot.matching.signatures import CompiledSignature, SignatureError, compile_signature, squash
 from bot.model.case import LANGS, Case
+from bot.model.ids import canonical_id
 
 MAX_CASE_FILE_BYTES = 2 << 20
-_ID_RE = re.compile(r"^\s*([A-Za-z]{1,10})[-_ ]?0{0,8}(\d{1,8})\s*$")
-
-
-def canonical_id(raw: str) -> str | None:
-    """``il-427``, ``IL-427`` and ``IL-0427`` all give ``IL-0427``; None when it is not an id at all."""
-    found = _ID_RE.match(raw)
-    if not found:
-        return None
-    prefix, number = found.groups()
-    return f"{prefix.upper()}-{int(number):04d}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from bot.library.case_store import canonical_id, parse_case
+from bot.library.case_store import parse_case
 from bot.library.client import (
     CaseRef,
     Fetched,
@@ -30,6 +30,7 @@ from bot.library.client import (
     NotModified,
 )
 from bot.model.case import LANGS, Case
+from bot.model.ids import canonical_id
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,8 @@ from bot.matching.normalize import Cleaned, clean
 from bot.matching.signatures import CompiledSignature, squash
 from bot.matching.suspects import extract_suspects
 from bot.matching.textindex import BM25Index
-from bot.model.case import Case, Evidence, Match, MatchResult, Strength, SuspectInfo, Tier
+from bot.model.case import Case, Strength
+from bot.model.results import Evidence, Match, MatchResult, SuspectInfo, Tier
 
 Clock = Callable[[], float]
 

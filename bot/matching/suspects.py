@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.model.case import SuspectInfo
+from bot.model.results import SuspectInfo
 
 # A host name: letters, digits, dots and hyphens, with at least one digit (gpu-a17, n30041, h100-018,
 # ip-10-1-92-13, node-12.cluster). Words like "RuntimeError" or "kernel" never qualify.

@@ -1,4 +1,4 @@
-"""Pydantic types for incident-library cases and for the results the bot produces.
+"""Pydantic types for incident-library cases.
 
 The case types mirror the library's JSON as served by its API. Every library type keeps fields it does
 not know (``extra="allow"``) and dumps exactly the keys it was given, so a case read from the library
@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 Lang = Literal["en", "ko"]
 LANGS: tuple[Lang, ...] = ("en", "ko")
+LangPref = Literal["en", "ko", "both"]  # a user's saved order; "both" follows the Slack locale
 
 
 class LibraryModel(BaseModel):
@@ -159,82 +160,3 @@ def parse_timestamp(value: str | None) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Results
-
-
-class Tier(StrEnum):
-    EXACT = "exact"
-    STRONG = "strong"
-    WEAK = "weak"
-
-
-class Evidence(BaseModel):
-    """A pasted line and what it matched: a signature pattern or a piece of case text."""
-
-    model_config = ConfigDict(frozen=True)
-
-    line: str
-    line_no: int
-    matched: str
-    kind: Literal["signature", "text"]
-    strength: Strength | None = None
-    count: int = 1  # how many pasted lines carried it (hundreds of ranks print the same error)
-
-
-class Match(BaseModel):
-    case_id: str
-    title: Localized
-    failure_class: str | None
-    score: int = Field(ge=0, le=100)
-    tier: Tier
-    evidence: list[Evidence]
-
-
-class SuspectInfo(BaseModel):
-    """Where the best match's failure happened, from the lines that matched (see ``bot.matching.suspects``)."""
-
-    failed: bool  # True: the lines are the error itself; False: they only report it (collective timeouts)
-    summary: str
-    hosts: dict[str, int] = Field(default_factory=dict)
-    ranks: list[int] = Field(default_factory=list)
-    local_ranks: list[int] = Field(default_factory=list)
-    pci: list[str] = Field(default_factory=list)
-    gpus: list[int] = Field(default_factory=list)
-    jobs: list[str] = Field(default_factory=list)
-    fills: dict[str, str] = Field(default_factory=dict)
-
-
-class MatchResult(BaseModel):
-    matches: list[Match]
-    reply: bool
-    reply_case_ids: list[str] = Field(default_factory=list)
-    truncated: bool = False
-    skipped_bytes: int = 0
-    timed_out: bool = False
-    lines_scanned: int = 0
-    suspects: SuspectInfo | None = None
-
-    @property
-    def best(self) -> Match | None:
-        return self.matches[0] if self.matches else None
-
-
-class Button(BaseModel):
-    action_id: str
-    text: str
-    value: str = ""
-    style: Literal["primary", "danger"] | None = None
-
-
-class Reply(BaseModel):
-    """One message for any transport: Block Kit ``blocks`` with their ``text`` fallback, and ``plain``
-    for the console."""
-
-    text: str
-    blocks: list[dict[str, Any]]
-    plain: str
-    case_ids: list[str] = Field(default_factory=list)
-    tier: str | None = None

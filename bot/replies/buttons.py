@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from bot.model.case import Button, Case, Evidence, Lang, Localized, Match, MatchResult, Reply, SuspectInfo, Tier
+from bot.model.case import Case, Lang, Localized
+from bot.model.results import Button, Evidence, Match, MatchResult, Reply, SuspectInfo, Tier
 from bot.replies.labels import TIER_TEXT, label
 from bot.replies.mrkdwn import escape_mrkdwn, link, truncate, unescape_mrkdwn
 

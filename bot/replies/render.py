@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.model.case import Button, Case, Lang, Localized, Match, MatchResult, Reply
+from bot.model.case import Case, Lang, Localized
+from bot.model.results import Button, Match, MatchResult, Reply
 from bot.replies.labels import TIER_TEXT, label
 from bot.replies.mrkdwn import escape_mrkdwn, link, truncate
 

@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
-Vote = Literal["helpful", "not_helpful"]
-LangPref = Literal["en", "ko", "both"]
+from bot.model.case import LangPref
+from bot.model.results import Vote
+
+__all__ = ["DigestClaim", "DigestEntry", "FeedbackCount", "LangPref", "ReplyRecord", "Storage", "Vote"]
 
 
 @dataclass(frozen=True, slots=True)
