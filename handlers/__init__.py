@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.app.service import IncidentService
+from bot.app.services import Services
 from bot.ops.settings import Settings
-from handlers import actions, commands, home, mentions, messages, shortcuts
+from handlers import actions, commands, common, home, mentions, messages, shortcuts
 
 
-def register_all(app: AsyncApp, service: IncidentService, settings: Settings) -> None:
-    locales = commands.LocaleCache()
-    commands.register(app, service, locales)
-    actions.register(app, service, locales)
-    shortcuts.register(app, service, settings, locales)
-    home.register(app, service, locales)
-    mentions.register(app, service, settings, locales)
-    messages.register(app, service, settings, locales)  # ends with the catch-all message listener
+def register_all(app: AsyncApp, services: Services, settings: Settings) -> None:
+    locales = common.LocaleCache()
+    commands.register(app, services, locales)
+    actions.register(app, services, locales)
+    shortcuts.register(app, services, settings, locales)
+    home.register(app, services, locales)
+    mentions.register(app, services, settings, locales)
+    messages.register(app, services, settings, locales)  # ends with the catch-all message listener

@@ -12,17 +12,17 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.service import IncidentService
-from handlers.commands import LocaleCache, user_langs
+from bot.app.services import Services
+from handlers.common import LocaleCache, user_langs
 
 
-def register(app: AsyncApp, service: IncidentService, locales: LocaleCache) -> None:
+def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
     @app.event("app_home_opened")
     async def on_app_home_opened(event: dict[str, Any], client: AsyncWebClient) -> None:
         """Fires on every open of any tab: only the Home tab gets a view (others are answered 200)."""
         user_id = str(event.get("user") or "")
         if event.get("tab") != "home" or not user_id:
             return
-        langs = await user_langs(service, locales, client, user_id)
-        view = await asyncio.to_thread(service.home_view, langs)
+        langs = await user_langs(services, locales, client, user_id)
+        view = await asyncio.to_thread(services.feedback.home_view, langs)
         await client.views_publish(user_id=user_id, view=view)

@@ -10,12 +10,12 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.service import IncidentService
+from bot.app.services import Services
 from bot.model.case import Lang
 from bot.model.results import Reply
 from bot.ops.settings import Settings
 from bot.replies.render import message_reply
-from handlers.commands import LocaleCache, user_langs
+from handlers.common import LocaleCache, user_langs
 from handlers.messages import Paste, paste_from_message, post_reply
 
 _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
@@ -26,20 +26,22 @@ def strip_mentions(text: str) -> str:
     return _MENTION.sub(" ", text).strip()
 
 
-def register(app: AsyncApp, service: IncidentService, settings: Settings, locales: LocaleCache) -> None:
+def register(app: AsyncApp, services: Services, settings: Settings, locales: LocaleCache) -> None:
     @app.event("app_mention")
     async def on_mention(event: dict[str, Any], client: AsyncWebClient) -> None:
         channel = str(event["channel"])
         user_id = str(event.get("user") or "") or None
         thread_ts = event.get("thread_ts")
-        langs = await user_langs(service, locales, client, user_id)
+        langs = await user_langs(services, locales, client, user_id)
         if thread_ts and thread_ts != event.get("ts"):
             reply = await _match_parent(client, channel, str(thread_ts), langs)
         else:
             text = strip_mentions(str(event.get("text") or "")) or "help"
-            reply, _ = await asyncio.to_thread(service.answer, text, user_id=user_id, channel_id=channel, langs=langs)
+            reply, _ = await asyncio.to_thread(
+                services.feedback.answer, text, user_id=user_id, channel_id=channel, langs=langs
+            )
         await post_reply(
-            service,
+            services,
             client,
             channel=channel,
             thread_ts=thread_ts or event["ts"],
@@ -57,5 +59,5 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
             return message_reply("I could not read the first message of this thread.")
         if not paste.data:
             return message_reply(paste.error or "The first message of this thread has nothing to match.")
-        result = await asyncio.to_thread(service.match, paste.data, slack_encoded=paste.slack_encoded)
-        return service.render_interactive(result, langs, explicit=True)
+        result = await asyncio.to_thread(services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
+        return services.feedback.render_interactive(result, langs, explicit=True)

@@ -18,12 +18,12 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.service import IncidentService
+from bot.app.services import Services
 from bot.model.results import Reply
 from bot.ops.settings import Settings
 from bot.replies.render import message_reply
-from bot.slack.files import FileDownloadError, download_file, download_url, is_text_file
-from handlers.commands import LocaleCache, user_langs
+from handlers.common import LocaleCache, user_langs
+from handlers.files import FileDownloadError, download_file, download_url, is_text_file
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ async def _download(file: dict[str, Any], client: AsyncWebClient, settings: Sett
 
 
 async def post_reply(
-    service: IncidentService,
+    services: Services,
     client: AsyncWebClient,
     *,
     channel: str,
@@ -115,10 +115,10 @@ async def post_reply(
         unfurl_media=False,
     )
     posted_ts = str(response.get("ts") or "")
-    await asyncio.to_thread(service.record_reply, channel, posted_ts, answered_ts, reply, source)
+    await asyncio.to_thread(services.incident.record_reply, channel, posted_ts, answered_ts, reply, source)
 
 
-def register(app: AsyncApp, service: IncidentService, settings: Settings, locales: LocaleCache) -> None:
+def register(app: AsyncApp, services: Services, settings: Settings, locales: LocaleCache) -> None:
     # Not app.message(): its keyword middleware skips messages with empty text, i.e. most file shares.
     @app.event({"type": "message", "subtype": (None, "file_share", "thread_broadcast", "bot_message")})
     async def on_message(event: dict[str, Any], context: AsyncBoltContext, client: AsyncWebClient) -> None:
@@ -132,13 +132,13 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
             return
         if paste is None or not paste.data:
             return
-        result = await asyncio.to_thread(service.match, paste.data, slack_encoded=paste.slack_encoded)
-        if not await asyncio.to_thread(service.should_auto_reply, channel, result):
+        result = await asyncio.to_thread(services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
+        if not await asyncio.to_thread(services.incident.should_auto_reply, channel, result):
             return
-        langs = await user_langs(service, locales, client, user_id)
-        reply = service.render_interactive(result, langs, explicit=False)
+        langs = await user_langs(services, locales, client, user_id)
+        reply = services.feedback.render_interactive(result, langs, explicit=False)
         await post_reply(
-            service,
+            services,
             client,
             channel=channel,
             thread_ts=event.get("thread_ts") or event["ts"],
@@ -151,20 +151,20 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
         event: dict[str, Any], paste: Paste | None, client: AsyncWebClient, user_id: str, channel: str
     ) -> None:
         """A DM is an explicit request: text is handled like ``/incident <text>``, a file is matched."""
-        langs = await user_langs(service, locales, client, user_id)
+        langs = await user_langs(services, locales, client, user_id)
         if paste is None:
-            reply = await asyncio.to_thread(service.command, "help", user_id=user_id, langs=langs)
+            reply = await asyncio.to_thread(services.incident.command, "help", user_id=user_id, langs=langs)
         elif not paste.data:
             reply = message_reply(paste.error or "Nothing to match.")
         elif isinstance(paste.data, bytes):
-            result = await asyncio.to_thread(service.match, paste.data, slack_encoded=False)
-            reply = service.render_interactive(result, langs, explicit=True)
+            result = await asyncio.to_thread(services.incident.match, paste.data, slack_encoded=False)
+            reply = services.feedback.render_interactive(result, langs, explicit=True)
         else:
             reply, _ = await asyncio.to_thread(
-                service.answer, paste.data, user_id=user_id, channel_id=channel, langs=langs
+                services.feedback.answer, paste.data, user_id=user_id, channel_id=channel, langs=langs
             )
         await post_reply(
-            service,
+            services,
             client,
             channel=channel,
             thread_ts=event.get("thread_ts"),

@@ -11,12 +11,11 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.service import IncidentService
+from bot.app.services import Services
 from bot.ops.settings import Settings
 from bot.replies.render import message_reply
-from handlers.commands import LocaleCache, user_langs
+from handlers.common import LocaleCache, send_via_response_url, user_langs
 from handlers.messages import paste_from_message, post_reply
-from handlers.replies import send_via_response_url
 
 SHORTCUT_ID = "match_known_incidents"
 # chat.postMessage errors that mean "the bot cannot post here" (a private conversation it is not in
@@ -24,7 +23,7 @@ SHORTCUT_ID = "match_known_incidents"
 _NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
 
 
-def register(app: AsyncApp, service: IncidentService, settings: Settings, locales: LocaleCache) -> None:
+def register(app: AsyncApp, services: Services, settings: Settings, locales: LocaleCache) -> None:
     @app.message_shortcut(SHORTCUT_ID)
     async def match_known_incidents(
         ack: AsyncAck, shortcut: dict[str, Any], respond: AsyncRespond, client: AsyncWebClient
@@ -33,28 +32,28 @@ def register(app: AsyncApp, service: IncidentService, settings: Settings, locale
         message: dict[str, Any] = shortcut.get("message") or {}
         channel = str((shortcut.get("channel") or {}).get("id") or "")
         user_id = str((shortcut.get("user") or {}).get("id") or "")
-        langs = await user_langs(service, locales, client, user_id or None)
+        langs = await user_langs(services, locales, client, user_id or None)
         paste = await paste_from_message(message, client, settings)
         if paste is None or not paste.data:
             note = (paste.error if paste else None) or "This message has no text or text file to match."
             await send_via_response_url(respond, message_reply(note))
             return
-        result = await asyncio.to_thread(service.match, paste.data, slack_encoded=paste.slack_encoded)
+        result = await asyncio.to_thread(services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
         ts = str(message.get("ts") or "")
         try:
             await post_reply(
-                service,
+                services,
                 client,
                 channel=channel,
                 thread_ts=message.get("thread_ts") or ts,
                 answered_ts=ts,
-                reply=service.render_interactive(result, langs, explicit=True),
+                reply=services.feedback.render_interactive(result, langs, explicit=True),
                 source="shortcut",
             )
         except SlackApiError as error:
             if error.response.get("error") not in _NOT_A_MEMBER:
                 raise
             private, _ = await asyncio.to_thread(
-                service.private_match_reply, result, langs, user_id or channel, "shortcut"
+                services.feedback.private_match_reply, result, langs, user_id or channel, "shortcut"
             )
             await send_via_response_url(respond, private)

@@ -23,6 +23,7 @@ from fake_slack import Call, FakeSlack
 from slack_sdk.signature import SignatureVerifier
 
 from bot.app.service import IncidentService
+from bot.app.services import Services
 from bot.ops.settings import Settings
 from bot.slack.app import create_app
 from bot.slack.runtime import SlackServer, start_slack
@@ -122,7 +123,7 @@ class SlackHarness:
         self.url = ""
 
     async def __aenter__(self) -> SlackHarness:
-        app = create_app(self.settings, self.service, process_before_response=False)
+        app = create_app(self.settings, Services.around(self.service), process_before_response=False)
         original = app.async_dispatch
 
         async def dispatch(request: Any) -> Any:
@@ -137,7 +138,7 @@ class SlackHarness:
         app.async_dispatch = dispatch  # type: ignore[method-assign]
         self.app = app
         # The runtime's own server (HTTP mode on HOST:PORT = 127.0.0.1:0), in this test's event loop.
-        self._server = await start_slack(self.settings, self.service, bolt=app)
+        self._server = await start_slack(self.settings, Services.around(self.service), bolt=app)
         host, port = self._server.addresses[0]
         self.url = f"http://{host}:{port}"
         self.http = httpx.AsyncClient(base_url=self.url, timeout=30)

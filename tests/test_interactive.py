@@ -10,30 +10,27 @@ from typing import Any
 
 import pytest
 from conftest import make_case
-from test_architecture import FORBIDDEN_IN_PURE, _hits, _imports
 
 from bot.library.case_store import load_library
 from bot.model.case import Case, Localized
 from bot.model.results import Button, Evidence, Match, MatchResult, Reply, SuspectInfo, Tier
 from bot.ops.settings import BUNDLED_CASES
+from bot.replies.blocks import HOME_BLOCKS
 from bot.replies.buttons import (
     ACTION_HELPFUL,
     ACTION_LANG,
     ACTION_NOT_THIS,
     ACTION_OTHERS,
-    HOME_BLOCKS,
     VALUE_LIMIT,
-    CaseVotes,
-    FeedbackSummary,
-    build_home_view,
     click_from_body,
     match_buttons,
     other_lang,
-    other_matches_reply,
     parse_value,
     rebuild_result,
     with_buttons,
 )
+from bot.replies.clicks import other_matches_reply
+from bot.replies.home import CaseVotes, FeedbackSummary, build_home_view
 from bot.replies.render import match_reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,12 +68,6 @@ def _result(line: str = "RuntimeError: CUDA error: uncorrectable ECC error encou
 
 def _values(buttons: list[Button]) -> dict[str, str]:
     return {b.action_id: b.value for b in buttons}
-
-
-def test_interactive_is_pure() -> None:
-    path = ROOT / "bot" / "replies" / "buttons.py"
-    assert not _hits(_imports(path), FORBIDDEN_IN_PURE)
-    assert ".now(" not in path.read_text(encoding="utf-8")
 
 
 def test_match_buttons_and_their_values_round_trip() -> None:

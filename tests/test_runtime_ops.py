@@ -20,10 +20,13 @@ from library_server import LibraryServer, strip_local
 from slack_harness import BOT_USER, HarnessSlack, SlackHarness, harness_settings, mention_event, message_event
 from test_replicas import metric
 
+from bot.app.reloader import LibraryReloader
 from bot.app.service import IncidentService
+from bot.app.services import Services
 from bot.digest.runner import DigestError, DigestParams, RetryPolicy, digest_client
 from bot.library.case_store import load_library
-from bot.slack.runtime import CountedDigestRunner, LibraryReloader, LibrarySync, start_slack
+from bot.slack.jobs import CountedDigestRunner, LibrarySync
+from bot.slack.runtime import start_slack
 from bot.storage import Storage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,7 +166,7 @@ async def test_periodic_sync_reloads_what_it_wrote(fake: HarnessSlack, tmp_path:
             LIBRARY_API_URL=library.base_url,
             LIBRARY_SYNC_MINUTES=60,
         )
-        server = await start_slack(settings, service)
+        server = await start_slack(settings, Services.around(service))
         try:
             assert server.sync is not None
             await until(lambda: service.get_case("PUB-0003") is not None, 20)  # the start-up sync

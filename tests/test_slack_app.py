@@ -26,13 +26,14 @@ from slack_harness import (
 )
 
 from bot.app.service import IncidentService
+from bot.app.services import Services
 from bot.library.case_store import CaseLibrary, load_library
 from bot.model.results import MatchResult
 from bot.ops.settings import BUNDLED_CASES
 from bot.slack.app import DUPLICATE_HEADER
-from bot.slack.files import FileDownloadError, FileTooLarge, download_file
 from bot.slack.runtime import serve, start_slack
 from bot.storage import Storage, open_storage
+from handlers.files import FileDownloadError, FileTooLarge, download_file
 
 PASTES = Path(__file__).parent / "fixtures" / "pastes"
 ECC_LINE = "RuntimeError: CUDA error: uncorrectable ECC error encountered"
@@ -513,7 +514,7 @@ async def test_runtime_starts_the_digest_schedule_and_stops_cleanly(
 ) -> None:
     settings = harness_settings(fake, DIGEST_CHANNEL="CDIGEST", CASES_RELOAD_SECONDS=60)
     service = make_service(library, storage)
-    server = await start_slack(settings, service)
+    server = await start_slack(settings, Services.around(service))
     try:
         assert server.schedule is not None and len(server.background) == 2  # digest catch-up, reloader
         catch_up = next(t for t in server.background if "start" in repr(t.get_coro()))
@@ -528,7 +529,7 @@ async def test_runtime_starts_the_digest_schedule_and_stops_cleanly(
     assert not server.schedule.scheduler.running
     stop = asyncio.Event()
     stop.set()  # serve() starts, sees the stop request, shuts down, exits 0
-    assert await serve(harness_settings(fake), service, stop) == 0
+    assert await serve(harness_settings(fake), Services.around(service), stop) == 0
 
 
 def test_manifest_declares_what_the_handlers_need() -> None:

@@ -14,6 +14,7 @@ import pytest
 from aiohttp import WSMsgType, web
 from slack_harness import HarnessSlack, harness_settings, message_event
 
+from bot.app.services import Services
 from bot.cli.main import build_service
 from bot.slack.runtime import start_slack
 
@@ -85,7 +86,7 @@ async def socket_bot(tmp_path: Any) -> AsyncIterator[tuple[SocketModeServer, Har
             fake, SLACK_APP_TOKEN=APP_TOKEN, DATA_DIR=str(tmp_path / "data"), SLACK_SIGNING_SECRET=None
         )
         service = build_service(settings)
-        server = await start_slack(settings, service)
+        server = await start_slack(settings, Services.around(service))
         try:
             await asyncio.wait_for(ws.connected.wait(), timeout=15)
             yield ws, fake

@@ -18,15 +18,8 @@ from bot.cli.main import main
 from bot.digest.content import select_new_cases
 from bot.library.case_store import load_library
 from bot.library.client import LibraryClient
-from bot.library.sync import (
-    SyncJob,
-    SyncReport,
-    TerminalProgress,
-    dump_case,
-    merge_case,
-    sync_library,
-    terminal_progress,
-)
+from bot.library.merge import dump_case, merge_case
+from bot.library.sync import SyncJob, SyncReport, TerminalProgress, sync_library, terminal_progress
 from bot.model.case import Case
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,59 +7,33 @@ A mixin of ``IncidentService``: it uses the service's storage, library snapshot 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
 
 from bot.app.routing import route_command
+from bot.app.service import IncidentService
 from bot.model.case import Case, Lang
 from bot.model.results import MatchResult, Reply
-from bot.ops.metrics import Metrics
 from bot.replies.buttons import (
-    HOME_LIST,
     ButtonPayload,
-    CaseVotes,
     Click,
-    ClickAnswer,
-    FeedbackSummary,
-    build_home_view,
-    invalid_reply,
     match_buttons,
     other_lang,
-    other_matches_reply,
     parse_value,
     rebuild_result,
-    vote_reply,
     with_buttons,
 )
-from bot.storage.base import ReplyRecord, Storage, Vote
+from bot.replies.clicks import ClickAnswer, invalid_reply, other_matches_reply, vote_reply
+from bot.replies.home import HOME_LIST, CaseVotes, FeedbackSummary, build_home_view
+from bot.storage.base import ReplyRecord, Vote
 
-if TYPE_CHECKING:
-    from bot.app.service import _Snapshot
 
+class FeedbackService:
+    """The interactive side of answers; ``incident`` does the matching, rendering and storage."""
 
-class FeedbackMixin:
-    # Provided by IncidentService.
-    storage: Storage
-    metrics: Metrics
-    now: Callable[[], datetime]
-    _state: _Snapshot
-
-    if TYPE_CHECKING:
-
-        def command(
-            self, text: str, *, user_id: str | None = ..., channel_id: str | None = ..., langs: Sequence[Lang] = ...
-        ) -> Reply: ...
-
-        def match(self, paste: str | bytes, *, slack_encoded: bool = ...) -> MatchResult: ...
-
-        def render_match(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply: ...
-
-        def record_reply(
-            self, channel: str, message_ts: str, thread_ts: str, reply: Reply, source: str
-        ) -> int | None: ...
-
-        def recent_cases(self, limit: int = ...) -> list[Case]: ...
+    def __init__(self, incident: IncidentService) -> None:
+        self.incident = incident
 
     @staticmethod
     def is_paste(text: str) -> bool:
@@ -84,7 +58,7 @@ class FeedbackMixin:
     def render_interactive(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply:
         """``render_match`` with the buttons, for a reply that will be posted (and then logged with its
         ts by ``record_reply``: a click finds it by channel and message ts)."""
-        return self.with_match_buttons(self.render_match(result, langs, explicit=explicit), result, langs)
+        return self.with_match_buttons(self.incident.render_match(result, langs, explicit=explicit), result, langs)
 
     def answer(
         self,
@@ -105,13 +79,13 @@ class FeedbackMixin:
         one) with no message ts, and its id goes into the buttons: for answers whose ts the bot never
         learns (``response_url``). Without it the caller logs the reply after posting."""
         if not self.is_paste(text):
-            return self.command(text, user_id=user_id, channel_id=channel_id, langs=langs), None
-        self.metrics.commands.labels(verb="paste").inc()
-        result = self.match(text.strip())
-        reply = self.render_match(result, langs, explicit=True)
+            return self.incident.command(text, user_id=user_id, channel_id=channel_id, langs=langs), None
+        self.incident.metrics.commands.labels(verb="paste").inc()
+        result = self.incident.match(text.strip())
+        reply = self.incident.render_match(result, langs, explicit=True)
         reply_id = None
         if log_as and reply.tier is not None:
-            reply_id = self.record_reply(log_as, "", "", reply, source)
+            reply_id = self.incident.record_reply(log_as, "", "", reply, source)
         return self.with_match_buttons(reply, result, langs, reply_id=reply_id, share=share), reply_id
 
     def private_match_reply(
@@ -119,8 +93,8 @@ class FeedbackMixin:
     ) -> tuple[Reply, int | None]:
         """An explicit match answer shown only to ``user_id`` (``response_url``): logged under the user
         first, its id in the buttons."""
-        reply = self.render_match(result, langs, explicit=True)
-        reply_id = self.record_reply(user_id, "", "", reply, source) if reply.tier is not None else None
+        reply = self.incident.render_match(result, langs, explicit=True)
+        reply_id = self.incident.record_reply(user_id, "", "", reply, source) if reply.tier is not None else None
         return self.with_match_buttons(reply, result, langs, reply_id=reply_id), reply_id
 
     def clicked_reply(self, click: Click) -> tuple[ButtonPayload, ReplyRecord] | None:
@@ -132,9 +106,9 @@ class FeedbackMixin:
         if payload is None:
             return None
         if payload.reply_id is not None:
-            record = self.storage.get_reply(payload.reply_id)
+            record = self.incident.storage.get_reply(payload.reply_id)
         elif click.channel_id and click.message_ts and not click.ephemeral:
-            record = self.storage.reply_for_message(click.channel_id, click.message_ts)
+            record = self.incident.storage.reply_for_message(click.channel_id, click.message_ts)
         else:
             record = None
         if record is None or record.id is None or record.case_ids[:1] != (payload.case_id,):
@@ -152,7 +126,8 @@ class FeedbackMixin:
         payload, record = found
         assert record.id is not None  # checked in clicked_reply
         channel = click.channel_id or record.channel
-        self.storage.record_feedback(record.id, click.user_id, payload.case_id, vote, channel, record.tier, self.now())
+        storage, now = self.incident.storage, self.incident.now()
+        storage.record_feedback(record.id, click.user_id, payload.case_id, vote, channel, record.tier, now)
         return vote_reply(payload.case_id, vote, payload.langs[0])
 
     def other_matches(self, click: Click) -> Reply:
@@ -160,26 +135,26 @@ class FeedbackMixin:
         found = self.clicked_reply(click)
         if found is None:
             return invalid_reply()
-        return other_matches_reply(found[0], self._state.library.cases)
+        return other_matches_reply(found[0], self.incident.library.cases)
 
     def switch_language(self, click: Click) -> ClickAnswer:
         """The clicked match reply again in the other language order, with its buttons (carrying the
         reply id, so they work on an ephemeral copy too). ``ok`` False: an explanation instead."""
         found = self.clicked_reply(click)
-        result = rebuild_result(found[0], self._state.library.cases) if found else None
+        result = rebuild_result(found[0], self.incident.library.cases) if found else None
         if found is None or result is None:
             return ClickAnswer(invalid_reply(), ok=False)
         payload, record = found
         langs = other_lang(payload.langs)
-        reply = self.render_match(result, langs, explicit=True)
+        reply = self.incident.render_match(result, langs, explicit=True)
         reply = self.with_match_buttons(reply, result, langs, reply_id=record.id, share=payload.share)
         return ClickAnswer(reply, ok=True, reply_id=record.id, share=payload.share)
 
     def feedback_summary(self, lang: Lang = "en") -> FeedbackSummary:
         """Votes per case with the case title in ``lang`` ("" for cases no longer in the library)."""
-        cases = self._state.library.cases
+        cases = self.incident.library.cases
         rows = []
-        for count in self.storage.feedback_counts():
+        for count in self.incident.storage.feedback_counts():
             case = cases.get(count.case_id)
             title = (case.title.get(lang) or case.title.get("en") or case.title.get("ko") or "") if case else ""
             rows.append(CaseVotes(count.case_id, title, count.helpful, count.not_helpful))
@@ -187,16 +162,16 @@ class FeedbackMixin:
 
     def most_matched(self, days: int = 30) -> list[tuple[Case, int]]:
         """Cases by how many replies named them best in the last ``days`` days, most first (then id)."""
-        since = self.now() - timedelta(days=days)
-        counts = Counter(r.case_ids[0] for r in self.storage.replies_since(since) if r.case_ids)
-        cases = self._state.library.cases
+        since = self.incident.now() - timedelta(days=days)
+        counts = Counter(r.case_ids[0] for r in self.incident.storage.replies_since(since) if r.case_ids)
+        cases = self.incident.library.cases
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         return [(cases[cid], n) for cid, n in ranked if cid in cases]
 
     def home_view(self, langs: Sequence[Lang]) -> dict[str, Any]:
         """The App Home tab for ``views.publish`` (at most 100 blocks whatever the library's size)."""
         return build_home_view(
-            self.recent_cases(HOME_LIST), self.most_matched(30), self.feedback_summary(langs[0]), langs
+            self.incident.recent_cases(HOME_LIST), self.most_matched(30), self.feedback_summary(langs[0]), langs
         )
 
     def stats(self) -> FeedbackSummary:

@@ -10,8 +10,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import structlog
 
 from bot.app.service import IncidentService
 from bot.library.case_store import CaseLibrary, Problem, load_library
@@ -81,3 +84,66 @@ async def watch_library(
         if current != seen:
             seen = current
             await asyncio.to_thread(reload_library, service, directory)
+
+
+def reload_label(outcome: ReloadOutcome) -> str:
+    """The ``library_reloads`` outcome label: ``ok``; ``partial`` (some files broken, their previous
+    cases kept); ``rejected`` (nothing usable, the previous library kept serving)."""
+    if not outcome.changed:
+        return "rejected"
+    return "partial" if outcome.problems or outcome.kept_previous else "ok"
+
+
+class LibraryReloader:
+    """Reloads ``directory`` into the service, one reload at a time (SIGHUP, the interval watcher and a
+    sync can all ask). Each reload is counted in ``library_reloads`` and logged with what triggered it;
+    ``bot.app.reloader`` keeps the previous library (or a broken file's previous case) serving."""
+
+    def __init__(self, service: IncidentService, directory: Path) -> None:
+        self.service = service
+        self.directory = directory
+        self.seen: str | None = None  # the fingerprint last loaded (set by ``baseline`` or a reload)
+        self._lock = threading.Lock()
+        self._tasks: set[asyncio.Task[object]] = set()
+
+    def baseline(self) -> None:
+        self.seen = fingerprint(self.directory)
+
+    def reload(self, trigger: str) -> ReloadOutcome | None:
+        """Reload now (blocking; call it in a thread). Never raises: returns None when loading failed."""
+        with self._lock, structlog.contextvars.bound_contextvars(job="reload", trigger=trigger):
+            seen = fingerprint(self.directory)
+            try:
+                outcome = reload_library(self.service, self.directory)
+            except Exception:
+                self.service.metrics.library_reloads.labels(outcome="error").inc()
+                log.exception("case library reload (%s) failed; the previous library keeps serving", trigger)
+                return None
+            self.seen = seen
+            label = reload_label(outcome)
+            self.service.metrics.library_reloads.labels(outcome=label).inc()
+            log.log(
+                logging.INFO if label == "ok" else logging.WARNING,
+                "case library reload (%s): %s, %d cases serving, %d file problem(s), previous version kept for: %s",
+                trigger,
+                label,
+                outcome.cases,
+                len(outcome.problems),
+                ", ".join(outcome.kept_previous) or "-",
+            )
+            return outcome
+
+    def request(self, trigger: str) -> None:
+        """Start a reload in a thread from the event loop (a signal handler) without waiting for it."""
+        task: asyncio.Task[object] = asyncio.create_task(asyncio.to_thread(self.reload, trigger))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def watch(self, interval_s: float) -> None:
+        """Reload whenever the case files' fingerprint changed, checked every ``interval_s`` seconds."""
+        if self.seen is None:
+            await asyncio.to_thread(self.baseline)
+        while True:
+            await asyncio.sleep(interval_s)
+            if await asyncio.to_thread(fingerprint, self.directory) != self.seen:
+                await asyncio.to_thread(self.reload, "interval")

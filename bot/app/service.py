@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 
 from rapidfuzz import fuzz, process
 
-from bot.app.feedback import FeedbackMixin
 from bot.app.routing import route_command
 from bot.digest.content import build_digest_messages, latest_slot, select_new_cases
 from bot.library.case_store import CaseLibrary
@@ -89,7 +88,7 @@ def _jaccard(a: Sequence[str], b: Sequence[str]) -> float:
     return len(left & right) / len(left | right) if left and right else 0.0
 
 
-class IncidentService(FeedbackMixin):
+class IncidentService:
     def __init__(
         self,
         library: CaseLibrary,

@@ -1,4 +1,4 @@
-"""The command line and composition root: builds settings, storage, the service, and the chosen edge.
+"""The command line: parses arguments and runs the chosen command on what ``bot.cli.compose`` builds.
 
 ``incident-bot`` with no subcommand runs the bot: Slack when tokens are configured, else the console.
 """
@@ -11,70 +11,20 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from bot.app.service import IncidentService
+from bot.cli.compose import build_service, load_cases, load_settings
 from bot.cli.console import BANNER, Console
+from bot.cli.stats_cmd import add_stats_parser
 from bot.cli.sync_cmd import add_sync_parser
-from bot.library.case_store import CaseLibrary, load_library
+from bot.library.case_store import load_library
 from bot.matching.matcher import MatchConfig
 from bot.model.case import Lang
 from bot.ops.settings import Settings
-from bot.replies.stats import add_stats_parser
-from bot.storage import Storage, open_storage
-
-log = logging.getLogger("incident_bot")
-
-
-def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
-    """Settings from the environment and ``.env``, with command-line overrides on top."""
-    return Settings(**(overrides or {}))
-
-
-def load_cases(directory: Path) -> CaseLibrary:
-    library = load_library(directory)
-    for problem in library.errors:
-        log.warning("case library problem: %s", problem)
-    return library
-
-
-def _remote_similar(api_url: str) -> Any:
-    """The library API's /similar as (id, title) pairs, with a short timeout and no retries."""
-    from bot.library.client import LibraryClient
-
-    def similar(case_id: str) -> list[tuple[str, str]]:
-        with LibraryClient(api_url, timeout=2, retries=0) as client:
-            refs = client.similar(case_id)
-        pairs = []
-        for ref in refs:
-            title = ref.fields.get("title")
-            text = title.get("en") or title.get("ko") or "" if isinstance(title, dict) else str(title or "")
-            pairs.append((ref.id, str(text)))
-        return pairs
-
-    return similar
-
-
-def build_service(settings: Settings, storage: Storage | None = None) -> IncidentService:
-    """The one place where the library, storage and service are put together."""
-    library = load_cases(settings.cases_dir)
-    store = storage or open_storage(settings.effective_database_url)
-    store.migrate()
-    return IncidentService(
-        library,
-        store,
-        match_config=MatchConfig(max_bytes=settings.max_paste_bytes),
-        deadline_s=settings.match_deadline_seconds,
-        noise_window=timedelta(minutes=settings.noise_window_minutes),
-        digest_cron=settings.digest_cron,
-        digest_timezone=settings.digest_timezone,
-        digest_lookback_days=settings.digest_lookback_days,
-        remote_similar=_remote_similar(settings.library_api_url) if settings.library_api_url else None,
-    )
 
 
 def _settings_from_args(args: argparse.Namespace) -> Settings:
@@ -224,9 +174,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from bot.app.services import Services
     from bot.slack.runtime import run_slack  # imports slack_bolt only when Slack is configured
 
-    return run_slack(settings, build_service(settings))
+    return run_slack(settings, Services.around(build_service(settings)))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from bot.library.client import LibraryClient
-from bot.library.sync import sync_library, terminal_progress
+from bot.library.sync import STATE_FILE, sync_library, terminal_progress
 from bot.model.case import parse_timestamp
 from bot.ops.settings import Settings
-
-STATE_FILE = "sync-state.json"
 
 
 def add_sync_parser(subparsers: Any) -> argparse.ArgumentParser:

@@ -1,20 +1,15 @@
-"""Bringing the case directory up to date with the incident library: fetch, validate, merge, write atomically.
-
-Remote data wins for the library's own fields; everything the bot adds locally survives (``failure_class``,
-``signatures``, remediation ``template``s), and a language side or a key the library did not send is never
-blanked. A file is only ever replaced by a case that validates, through a temporary file and a rename.
+"""Bringing the case directory up to date with the incident library: fetch, validate, merge
+(``bot.library.merge``), write atomically (``bot.library.sync_state``). A file is only ever replaced by a
+case that validates, through a temporary file and a rename.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
-import tempfile
 import threading
-from collections.abc import Callable, Iterable
-from contextlib import suppress
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,15 +24,14 @@ from bot.library.client import (
     LibraryUnavailable,
     NotModified,
 )
-from bot.model.case import LANGS, Case
+from bot.library.merge import dump_case, has_text, merge_case
+from bot.library.sync_state import SyncState, write_atomic
 from bot.model.ids import canonical_id
 
 log = logging.getLogger(__name__)
 
-LOCAL_ONLY_FIELDS = ("failure_class", "signatures")
-STATE_VERSION = 1
+STATE_FILE = "sync-state.json"  # under DATA_DIR: validators per case for conditional requests
 MAX_CONSECUTIVE_UNAVAILABLE = 3
-_MODEL_ORDER = tuple(Case.model_fields)
 
 Progress = Callable[[int, int, str], None]
 """Called after each case with (cases done, cases listed, case id)."""
@@ -102,181 +96,6 @@ class SyncReport:
         return "\n".join(lines)
 
 
-# -- merge --------------------------------------------------------------------------------------------
-
-_MISSING: Any = object()
-
-
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
-def _has_text(value: Any) -> bool:
-    return isinstance(value, str) and bool(value.strip())
-
-
-def _is_localized(value: Any) -> bool:
-    return isinstance(value, dict) and any(_has_text(value.get(lang)) for lang in LANGS)
-
-
-def _merge_value(key: str | None, local: Any, remote: Any) -> Any:
-    if local is _MISSING:
-        return remote
-    if key in LANGS and _blank(remote) and _has_text(local):
-        return local
-    if remote is None and _is_localized(local):
-        return local
-    if isinstance(remote, dict) and isinstance(local, dict):
-        return _merge_dict(local, remote)
-    if isinstance(remote, list) and isinstance(local, list) and len(remote) == len(local):
-        # Same length: items correspond by position (a language side missing in one is kept).
-        return [_merge_value(None, old, new) for old, new in zip(local, remote, strict=True)]
-    return remote
-
-
-def _merge_dict(local: dict[str, Any], remote: dict[str, Any]) -> dict[str, Any]:
-    """Local key order first, then keys new in the library. A key the library did not send is kept."""
-    merged = {key: _merge_value(key, value, remote[key]) if key in remote else value for key, value in local.items()}
-    merged.update({key: value for key, value in remote.items() if key not in merged})
-    return merged
-
-
-def _step_texts(step: Any) -> set[str]:
-    text = step.get("text") if isinstance(step, dict) else None
-    if not isinstance(text, dict):
-        return set()
-    return {" ".join(text[lang].split()).casefold() for lang in LANGS if _has_text(text.get(lang))}
-
-
-def _merge_steps(local: list[Any], remote: list[Any], notes: list[str]) -> list[Any]:
-    """Pair each library step with a local one by equal text (either language), else by equal position
-    when that local step is still free; a paired step keeps its local ``template`` and language sides."""
-    pairs: list[int | None] = [None] * len(remote)
-    used: set[int] = set()
-    for r_index, step in enumerate(remote):
-        texts = _step_texts(step)
-        for l_index, old in enumerate(local):
-            if l_index not in used and texts & _step_texts(old):
-                pairs[r_index] = l_index
-                used.add(l_index)
-                break
-    for r_index in range(len(remote)):
-        if pairs[r_index] is None and r_index < len(local) and r_index not in used:
-            pairs[r_index] = r_index
-            used.add(r_index)
-    merged: list[Any] = []
-    for step, paired in zip(remote, pairs, strict=True):
-        old = local[paired] if paired is not None else _MISSING
-        new = _merge_value(None, old, step)
-        if isinstance(new, dict) and isinstance(old, dict) and old.get("template") is not None:
-            new["template"] = old["template"]
-        merged.append(new)
-    for l_index, old in enumerate(local):
-        if l_index not in used and isinstance(old, dict) and old.get("template") is not None:
-            notes.append(
-                f"remediation[{l_index}] template {old['template']!r} has no step left in the library's version"
-            )
-    return merged
-
-
-def _ordered(data: dict[str, Any], first: Iterable[str]) -> dict[str, Any]:
-    keys = [key for key in dict.fromkeys([*first, *_MODEL_ORDER]) if key in data]
-    return {**{key: data[key] for key in keys}, **data}
-
-
-def merge_case(local: dict[str, Any] | None, remote: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The case to write: ``remote`` merged over ``local`` (the current file, or None for a new case).
-
-    Local-only fields are kept, remediation templates follow their step (matched by text, else by
-    position), a language side present locally but missing or blank remotely is kept (recursively), and a
-    key the library did not send keeps its local value. Keys keep the local file's order; a new case gets
-    the model's field order (as the bundled files have). Returns the merged case and notes for the report.
-    Pure: does not validate.
-    """
-    notes: list[str] = []
-    if local is None:
-        return _ordered(dict(remote), ()), notes
-    merged = _merge_dict(local, remote)
-    for key in LOCAL_ONLY_FIELDS:
-        if key in local:
-            merged[key] = local[key]
-    steps_l, steps_r = local.get("remediation"), remote.get("remediation")
-    if isinstance(steps_l, list) and isinstance(steps_r, list):
-        merged["remediation"] = _merge_steps(steps_l, steps_r, notes)
-    return _ordered(merged, local), notes
-
-
-def dump_case(data: dict[str, Any]) -> bytes:
-    """The bundled files' format: 2-space indent, UTF-8 without escapes, newline at the end."""
-    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-
-
-# -- files and state ----------------------------------------------------------------------------------
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` via a temporary file in the same directory and ``os.replace``:
-    readers see the old file or the new one, never a part. Keeps the old file's permission bits."""
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mask = os.umask(0)
-        os.umask(mask)
-        mode = 0o666 & ~mask
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
-
-
-class SyncState:
-    """Validators per case (``ETag``, ``Last-Modified``, ``updated_at``) for one API URL, in a small JSON
-    file. A missing, unreadable or other-server file starts empty: the next sync fetches everything."""
-
-    def __init__(self, path: Path | None, api_url: str) -> None:
-        self.path = path
-        self.api_url = api_url
-        self.cases: dict[str, dict[str, str]] = {}
-        self.problem: str | None = None
-        if path is None or not path.exists():
-            return
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            self.problem = f"ignored unreadable sync state {path}: {exc}"
-            return
-        if isinstance(data, dict) and data.get("version") == STATE_VERSION and data.get("api_url") == api_url:
-            cases = data.get("cases")
-            if isinstance(cases, dict):
-                self.cases = {k: v for k, v in cases.items() if isinstance(v, dict)}
-
-    def validators(self, case_id: str) -> tuple[str | None, str | None]:
-        entry = self.cases.get(case_id, {})
-        return entry.get("etag"), entry.get("last_modified")
-
-    def record(self, case_id: str, etag: str | None, last_modified: str | None, updated_at: str | None) -> None:
-        entry = {"etag": etag, "last_modified": last_modified, "updated_at": updated_at}
-        self.cases[case_id] = {k: v for k, v in entry.items() if v}
-
-    def forget(self, case_id: str) -> None:
-        self.cases.pop(case_id, None)
-
-    def save(self) -> None:
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        body = {"version": STATE_VERSION, "api_url": self.api_url, "cases": dict(sorted(self.cases.items()))}
-        write_atomic(self.path, dump_case(body))
-
-
 def _local_paths(cases_dir: Path) -> dict[str, Path]:
     """Case id -> its file, read from each file's ``id`` (sorted by name; the first file wins, as in
     ``load_library``). Unreadable files are simply not indexed."""
@@ -297,7 +116,7 @@ def _local_paths(cases_dir: Path) -> dict[str, Path]:
 
 def _reviewed(data: dict[str, Any] | None) -> bool:
     review = data.get("review") if data else None
-    return isinstance(review, dict) and _has_text(review.get("reviewed_at"))
+    return isinstance(review, dict) and has_text(review.get("reviewed_at"))
 
 
 class _Run:

@@ -1,5 +1,4 @@
-"""Pure: the buttons on match replies and their compact values, the replies those buttons ask for, the
-App Home view, and the summary of helpful / not-helpful votes. Values in, values out; no I/O.
+"""Pure: the buttons on match replies, their compact values, and the clicks that come back.
 
 A button's ``value`` is compact JSON (``{"v":1,"r":12,"c":"IL-0427","l":"en",...}``) within Slack's
 2,000 characters. It is user-controlled (anyone can forge a click), so :func:`parse_value` accepts only
@@ -15,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from bot.model.case import Case, Lang, Localized
+from bot.model.case import Case, Lang
 from bot.model.results import Button, Evidence, Match, MatchResult, Reply, SuspectInfo, Tier
-from bot.replies.labels import TIER_TEXT, label
-from bot.replies.mrkdwn import escape_mrkdwn, link, truncate, unescape_mrkdwn
+from bot.replies.blocks import ACTIONS_ELEMENTS, MESSAGE_BLOCKS, cut
+from bot.replies.labels import label
+from bot.replies.mrkdwn import escape_mrkdwn, truncate, unescape_mrkdwn
 
 ACTION_HELPFUL = "feedback_helpful"
 ACTION_NOT_THIS = "feedback_not_this_case"
@@ -31,13 +31,6 @@ VOTE_ACTIONS: dict[str, Literal["helpful", "not_helpful"]] = {
 
 VALUE_LIMIT = 2000  # Block Kit button value
 BUTTON_TEXT_LIMIT = 75
-MESSAGE_BLOCKS = 50
-ACTIONS_ELEMENTS = 25
-HOME_BLOCKS = 100
-SECTION_LIMIT = 3000
-HEADER_LIMIT = 150
-CONTEXT_LIMIT = 2000
-HOME_LIST = 10  # cases per list on the Home tab
 MAX_RUNNERS = 6
 _VERSION = 1
 _TIERS = frozenset(t.value for t in Tier)
@@ -93,10 +86,6 @@ class ButtonPayload:
 
 def _dump(data: Mapping[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
-def _cut(value: str, limit: int) -> str:
-    return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
 def _inert(value: str, limit: int) -> str:
@@ -340,101 +329,6 @@ def click_from_body(body: Mapping[str, Any]) -> Click:
     )
 
 
-# -- replies for clicks ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ClickAnswer:
-    """What a click produced: the reply to show, whether the click was valid, and for a valid one the
-    reply id and whether the clicked message also offered "Share in channel"."""
-
-    reply: Reply
-    ok: bool
-    reply_id: int | None = None
-    share: bool = False
-
-
-def _section(mrkdwn: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": truncate(mrkdwn, SECTION_LIMIT)}}
-
-
-def _context(mrkdwn: str) -> dict[str, Any]:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": truncate(mrkdwn, CONTEXT_LIMIT)}]}
-
-
-def _header(plain: str) -> dict[str, Any]:
-    flat = " ".join(plain.split()) or "-"
-    return {"type": "header", "text": {"type": "plain_text", "text": _cut(flat, HEADER_LIMIT)}}
-
-
-def note_reply(message: str) -> Reply:
-    """A short ephemeral note (escaped, one section)."""
-    return Reply(text=_cut(message, 3000), blocks=[_section(escape_mrkdwn(message))], plain=message)
-
-
-def vote_reply(case_id: str, vote: Literal["helpful", "not_helpful"], lang: Lang) -> Reply:
-    """The acknowledgement a voter sees (only they do)."""
-    said = text(f"voted.{vote}", lang, case=case_id)
-    hint = text("voted.change", lang)
-    return Reply(
-        text=_cut(said, 3000),
-        blocks=[_section(escape_mrkdwn(said)), _context(escape_mrkdwn(hint))],
-        plain=f"{said}\n{hint}",
-        case_ids=[case_id],
-    )
-
-
-def invalid_reply(lang: Lang = "en") -> Reply:
-    return note_reply(text("invalid", lang))
-
-
-def _title(case: Case, lang: Lang) -> str:
-    return case.title.get(lang) or case.title.get("en") or case.title.get("ko") or case.id
-
-
-def _tier_words(tier: str, score: int, lang: Lang) -> str:
-    return f"{TIER_TEXT[tier][lang]}, {score}/100" if tier in TIER_TEXT else f"{score}/100"
-
-
-def _first_sentence(loc: Localized, lang: Lang, limit: int) -> str:
-    value = loc.get(lang) or loc.get("en") or loc.get("ko") or ""
-    flat = " ".join(value.split())
-    end = flat.find(". ")
-    return _cut(flat[: end + 1] if 0 < end < limit else flat, limit)
-
-
-def other_matches_reply(payload: ButtonPayload, cases: Mapping[str, Case]) -> Reply:
-    """The runner-ups of a match, in the message's language order: id, tier, title, first sentence of
-    the summary, and a link to each case. Runner-ups no longer in the library are left out."""
-    lang = payload.langs[0]
-    heading = text("others.heading", lang, case=payload.case_id)
-    found = [(r, cases[r.case_id]) for r in payload.runners if r.case_id in cases]
-    blocks: list[dict[str, Any]] = [_header(heading)]
-    plain = [heading]
-    if not found:
-        none = text("others.none", lang)
-        return Reply(text=none, blocks=[*blocks, _section(escape_mrkdwn(none))], plain=f"{heading}\n{none}")
-    for runner, case in found:
-        title = _cut(" ".join(_title(case, lang).split()), 150)
-        summary = _first_sentence(case.summary, lang, 280)
-        tier = _tier_words(runner.tier, runner.score, lang)
-        url = case.link()
-        name = link(url, case.id) if url else f"*{escape_mrkdwn(case.id)}*"
-        md = f"{name} — *{escape_mrkdwn(title)}* ({escape_mrkdwn(tier)})"
-        if summary:
-            md += f"\n{escape_mrkdwn(summary)}"
-        blocks.append(_section(md))
-        plain.append(f"  {case.id} — {title} ({tier})" + (f"\n    {summary}" if summary else ""))
-    blocks.append(_context(escape_mrkdwn(text("others.hint", lang))))
-    fallback = f"{heading}: " + ", ".join(case.id for _, case in found)
-    return Reply(
-        text=_cut(fallback, 3000),
-        blocks=blocks[:MESSAGE_BLOCKS],
-        plain="\n".join(plain),
-        case_ids=[case.id for _, case in found],
-    )
-
-
 # -- attaching buttons ----------------------------------------------------------------------------------
 
 
@@ -443,7 +337,7 @@ def button_element(button: Button) -> dict[str, Any]:
     element: dict[str, Any] = {
         "type": "button",
         "action_id": button.action_id,
-        "text": {"type": "plain_text", "text": _cut(" ".join(button.text.split()) or "-", BUTTON_TEXT_LIMIT)},
+        "text": {"type": "plain_text", "text": cut(" ".join(button.text.split()) or "-", BUTTON_TEXT_LIMIT)},
         "value": button.value[:VALUE_LIMIT],
     }
     if button.style:
@@ -466,104 +360,3 @@ def with_buttons(reply: Reply, buttons: Sequence[Button], *, first: bool = False
     else:
         blocks = [*blocks[: MESSAGE_BLOCKS - 1], {"type": "actions", "elements": elements[:ACTIONS_ELEMENTS]}]
     return reply.model_copy(update={"blocks": blocks})
-
-
-# -- votes summary and App Home -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CaseVotes:
-    case_id: str
-    title: str  # "" when the case is no longer in the library
-    helpful: int
-    not_helpful: int
-
-    @property
-    def total(self) -> int:
-        return self.helpful + self.not_helpful
-
-
-@dataclass(frozen=True)
-class FeedbackSummary:
-    """Votes per case (sorted by case id) and their totals."""
-
-    cases: tuple[CaseVotes, ...] = ()
-
-    @property
-    def helpful(self) -> int:
-        return sum(c.helpful for c in self.cases)
-
-    @property
-    def not_helpful(self) -> int:
-        return sum(c.not_helpful for c in self.cases)
-
-    def most_rejected(self, limit: int = 10) -> list[CaseVotes]:
-        """Cases with at least one "not this case", most such votes first, then the larger share of
-        rejections, then case id."""
-        rejected = [c for c in self.cases if c.not_helpful > 0]
-        rejected.sort(key=lambda c: (-c.not_helpful, -c.not_helpful / c.total, c.case_id))
-        return rejected[:limit]
-
-
-def _home_line(case: Case, lang: Lang, suffix: str) -> str:
-    title = escape_mrkdwn(_cut(" ".join(_title(case, lang).split()), 120))
-    url = case.link()
-    name = link(url, case.id) if url else f"*{escape_mrkdwn(case.id)}*"
-    return f"• {name} — {title}{suffix}"
-
-
-def _when(case: Case) -> str:
-    when = case.review.reviewed_at or case.date
-    return f" ({escape_mrkdwn(_cut(when, 40))})" if when else ""
-
-
-def _list_section(lines: Sequence[str], total: int, lang: Lang) -> dict[str, Any]:
-    if not lines:
-        return _section(escape_mrkdwn(text("home.empty", lang)))
-    body = "\n".join(lines)
-    if total > len(lines):
-        body += "\n" + escape_mrkdwn(text("home.more", lang, n=total - len(lines)))
-    return _section(body)
-
-
-def build_home_view(
-    recent_cases: Sequence[Case],
-    most_matched: Sequence[tuple[Case, int]],
-    feedback_summary: FeedbackSummary,
-    langs: Sequence[Lang],
-) -> dict[str, Any]:
-    """The Home tab (``views.publish``): recently reviewed cases, the cases matched most in the last 30
-    days, and how often answers were judged helpful. At most :data:`HOME_LIST` cases per list, each
-    line cut, every text escaped and within Block Kit's limits, and never more than 100 blocks, however
-    long the inputs are."""
-    lang = langs[0]
-    blocks: list[dict[str, Any]] = [
-        _header(text("home.title", lang)),
-        _context(escape_mrkdwn(text("home.intro", lang))),
-        _header(text("home.recent", lang)),
-    ]
-    recent = [_home_line(c, lang, _when(c)) for c in recent_cases[:HOME_LIST]]
-    blocks.append(_list_section(recent, len(recent_cases), lang))
-    blocks += [{"type": "divider"}, _header(text("home.matched", lang))]
-    matched = [
-        _home_line(case, lang, " · " + escape_mrkdwn(text("home.times", lang, n=count)))
-        for case, count in most_matched[:HOME_LIST]
-    ]
-    blocks.append(_list_section(matched, len(most_matched), lang))
-    blocks += [{"type": "divider"}, _header(text("home.feedback", lang))]
-    total = feedback_summary.helpful + feedback_summary.not_helpful
-    if total:
-        share = round(100 * feedback_summary.helpful / total)
-        votes = text("home.votes", lang, helpful=feedback_summary.helpful, total=total, share=share)
-        blocks.append(_section(f"*{escape_mrkdwn(votes)}*"))
-        rejected = feedback_summary.most_rejected(5)
-        if rejected:
-            lines = [
-                f"• *{escape_mrkdwn(c.case_id)}* — {escape_mrkdwn(_cut(c.title, 100) or '?')} "
-                f"({c.not_helpful}/{c.total})"
-                for c in rejected
-            ]
-            blocks.append(_section(f"*{escape_mrkdwn(text('home.rejected', lang))}*\n" + "\n".join(lines)))
-    else:
-        blocks.append(_section(escape_mrkdwn(text("home.no_votes", lang))))
-    return {"type": "home", "blocks": blocks[:HOME_BLOCKS]}

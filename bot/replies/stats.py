@@ -1,16 +1,11 @@
-"""``incident-bot stats``: helpful and not-helpful votes per case, and the cases most often rejected
-("Not this case"), so case authors know which signatures to fix.
-
-``render_stats`` is pure (a summary in, text out); ``cmd_stats`` reads the votes through the service.
-"""
+"""The ``incident-bot stats`` report: helpful and not-helpful votes per case, and the cases most often
+rejected ("Not this case"), so case authors know which signatures to fix. Pure: a summary in, text out."""
 
 from __future__ import annotations
 
-import argparse
 import json
-from typing import Any
 
-from bot.replies.buttons import CaseVotes, FeedbackSummary
+from bot.replies.home import CaseVotes, FeedbackSummary
 
 _TITLE_CHARS = 60
 
@@ -67,31 +62,3 @@ def stats_json(summary: FeedbackSummary, top: int = 10) -> str:
         },
         ensure_ascii=False,
     )
-
-
-def add_stats_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``stats`` subcommand to ``subparsers`` (what ``add_subparsers()`` returned)."""
-    stats = subparsers.add_parser(
-        "stats",
-        help="helpful / not-helpful votes per case and the cases most often rejected",
-        description="Votes from the Helpful and Not this case buttons, per case, and the cases most often "
-        "rejected, from the bot's database (DATABASE_URL, else the SQLite file in DATA_DIR).",
-    )
-    stats.add_argument("--top", type=int, default=10, help="how many most-rejected cases to list (default 10)")
-    stats.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    stats.set_defaults(func=cmd_stats)
-    return stats  # type: ignore[no-any-return]
-
-
-def cmd_stats(args: argparse.Namespace) -> int:
-    """Print the report; exit status 0."""
-    from bot.cli.main import build_service, load_settings  # the composition root builds storage and library
-
-    overrides: dict[str, Any] = {"CASES_DIR": args.cases} if getattr(args, "cases", None) else {}
-    service = build_service(load_settings(overrides))
-    try:
-        summary = service.stats()
-    finally:
-        service.storage.close()
-    print(stats_json(summary, args.top) if args.json else render_stats(summary, args.top))
-    return 0

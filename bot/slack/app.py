@@ -1,8 +1,7 @@
-"""The Bolt app: ``create_app(settings, service)`` builds the ``AsyncApp`` with its Web API client,
+"""The Bolt app: ``create_app(settings, services)`` builds the ``AsyncApp`` with its Web API client,
 event dedupe, the one global error handler and every listener. Nothing is built at import time.
 
-The only ``bot/`` module (with ``slack_runtime``) that imports slack_bolt, and the only one that imports
-``handlers``.
+With the rest of ``bot.slack``, the only part of ``bot/`` that imports slack_bolt and ``handlers``.
 """
 
 from __future__ import annotations
@@ -29,8 +28,10 @@ from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.service import IncidentService
+from bot.app.services import Services
 from bot.ops.metrics import Metrics
 from bot.ops.settings import Settings
+from handlers import register_all
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def _ensure_retry_handlers(client: AsyncWebClient, rate_limit_retries: int, metr
 
 def create_app(
     settings: Settings,
-    service: IncidentService,
+    services: Services,
     *,
     client: AsyncWebClient | None = None,
     process_before_response: bool = False,
@@ -108,6 +109,7 @@ def create_app(
 
     ``auth.test`` is not called here: AsyncApp calls it on the first request, against ``SLACK_API_URL``.
     """
+    service = services.incident
     if client is None:
         if settings.slack_bot_token is None:
             raise ValueError("create_app needs SLACK_BOT_TOKEN")
@@ -129,9 +131,7 @@ def create_app(
     app.middleware(_dedupe_middleware(service, settings.dedupe_ttl_seconds))
     app.error(_error_handler)
 
-    from handlers import register_all  # the edge wires the listeners; the core never imports handlers
-
-    register_all(app, service, settings)
+    register_all(app, services, settings)
     return app
 
 

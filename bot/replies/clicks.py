@@ -1,0 +1,90 @@
+"""Pure: the replies a click on a match reply's buttons asks for (a vote's acknowledgement, the other
+matches, a "no longer valid" note)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bot.model.case import Case, Lang, Localized
+from bot.model.results import Reply
+from bot.replies.blocks import MESSAGE_BLOCKS, case_title, context, cut, header, section
+from bot.replies.buttons import ButtonPayload, text
+from bot.replies.labels import TIER_TEXT
+from bot.replies.mrkdwn import escape_mrkdwn, link
+
+
+@dataclass(frozen=True)
+class ClickAnswer:
+    """What a click produced: the reply to show, whether the click was valid, and for a valid one the
+    reply id and whether the clicked message also offered "Share in channel"."""
+
+    reply: Reply
+    ok: bool
+    reply_id: int | None = None
+    share: bool = False
+
+
+def note_reply(message: str) -> Reply:
+    """A short ephemeral note (escaped, one section)."""
+    return Reply(text=cut(message, 3000), blocks=[section(escape_mrkdwn(message))], plain=message)
+
+
+def vote_reply(case_id: str, vote: Literal["helpful", "not_helpful"], lang: Lang) -> Reply:
+    """The acknowledgement a voter sees (only they do)."""
+    said = text(f"voted.{vote}", lang, case=case_id)
+    hint = text("voted.change", lang)
+    return Reply(
+        text=cut(said, 3000),
+        blocks=[section(escape_mrkdwn(said)), context(escape_mrkdwn(hint))],
+        plain=f"{said}\n{hint}",
+        case_ids=[case_id],
+    )
+
+
+def invalid_reply(lang: Lang = "en") -> Reply:
+    return note_reply(text("invalid", lang))
+
+
+def _tier_words(tier: str, score: int, lang: Lang) -> str:
+    return f"{TIER_TEXT[tier][lang]}, {score}/100" if tier in TIER_TEXT else f"{score}/100"
+
+
+def _first_sentence(loc: Localized, lang: Lang, limit: int) -> str:
+    value = loc.get(lang) or loc.get("en") or loc.get("ko") or ""
+    flat = " ".join(value.split())
+    end = flat.find(". ")
+    return cut(flat[: end + 1] if 0 < end < limit else flat, limit)
+
+
+def other_matches_reply(payload: ButtonPayload, cases: Mapping[str, Case]) -> Reply:
+    """The runner-ups of a match, in the message's language order: id, tier, title, first sentence of
+    the summary, and a link to each case. Runner-ups no longer in the library are left out."""
+    lang = payload.langs[0]
+    heading = text("others.heading", lang, case=payload.case_id)
+    found = [(r, cases[r.case_id]) for r in payload.runners if r.case_id in cases]
+    blocks: list[dict[str, Any]] = [header(heading)]
+    plain = [heading]
+    if not found:
+        none = text("others.none", lang)
+        return Reply(text=none, blocks=[*blocks, section(escape_mrkdwn(none))], plain=f"{heading}\n{none}")
+    for runner, case in found:
+        title = cut(" ".join(case_title(case, lang).split()), 150)
+        summary = _first_sentence(case.summary, lang, 280)
+        tier = _tier_words(runner.tier, runner.score, lang)
+        url = case.link()
+        name = link(url, case.id) if url else f"*{escape_mrkdwn(case.id)}*"
+        md = f"{name} — *{escape_mrkdwn(title)}* ({escape_mrkdwn(tier)})"
+        if summary:
+            md += f"\n{escape_mrkdwn(summary)}"
+        blocks.append(section(md))
+        plain.append(f"  {case.id} — {title} ({tier})" + (f"\n    {summary}" if summary else ""))
+    blocks.append(context(escape_mrkdwn(text("others.hint", lang))))
+    fallback = f"{heading}: " + ", ".join(case.id for _, case in found)
+    return Reply(
+        text=cut(fallback, 3000),
+        blocks=blocks[:MESSAGE_BLOCKS],
+        plain="\n".join(plain),
+        case_ids=[case.id for _, case in found],
+    )

@@ -1,0 +1,71 @@
+"""The HTTP side of the bot, in both modes: ``POST /slack/events`` into Bolt (HTTP mode), and the probes
+``/healthz``, ``/readyz`` and ``/metrics``. Every request's log lines carry a request id."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+
+import structlog
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+
+from bot.app.service import IncidentService
+from bot.ops.metrics import CONTENT_TYPE, Metrics
+
+EVENTS_PATH = "/slack/events"
+# Slack's payloads are small (a message is at most 40,000 characters); aiohttp's default cap is 1 MiB.
+MAX_REQUEST_BYTES = 2 << 20
+
+
+def build_web_app(bolt: AsyncApp | None, service: IncidentService, metrics: Metrics | None = None) -> web.Application:
+    """The aiohttp app: ``POST /slack/events`` into Bolt (omitted when ``bolt`` is None, i.e. Socket
+    Mode), ``GET /healthz`` (the process is up), ``GET /readyz`` (library loaded, storage answers) and
+    ``GET /metrics`` (Prometheus text format)."""
+    web_app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[_request_id_middleware])
+    registry = metrics or service.metrics
+
+    async def metrics_page(_: web.Request) -> web.Response:
+        response = web.Response(body=registry.render())
+        response.headers["Content-Type"] = CONTENT_TYPE
+        return response
+
+    async def healthz(_: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def readyz(_: web.Request) -> web.Response:
+        storage_ok = await asyncio.to_thread(service.storage.ping)
+        if len(service.library) > 0 and storage_ok:
+            return web.Response(text="ready")
+        problem = "storage unreachable" if not storage_ok else "case library is empty"
+        return web.Response(status=503, text=problem)
+
+    web_app.router.add_get("/healthz", healthz)
+    web_app.router.add_get("/readyz", readyz)
+    web_app.router.add_get("/metrics", metrics_page)
+    if bolt is not None:
+        app = bolt
+
+        async def slack_events(request: web.Request) -> web.Response:
+            bolt_request = await to_bolt_request(request)
+            bolt_response = await app.async_dispatch(bolt_request)
+            return await to_aiohttp_response(bolt_response)
+
+        web_app.router.add_post(EVENTS_PATH, slack_events)
+    return web_app
+
+
+@web.middleware
+async def _request_id_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every log line of an HTTP request carries ``request_id`` (a proxy's ``X-Request-Id``, else a new
+    one); Bolt's middleware adds the ``event_id`` or ``trigger_id``. Bound on the connection's task and
+    replaced by the next request on it, so aiohttp's access log line carries it too."""
+    structlog.contextvars.clear_contextvars()
+    incoming = request.headers.get("X-Request-Id", "")
+    rid = incoming[:64] if incoming.isprintable() and incoming else uuid.uuid4().hex[:16]
+    structlog.contextvars.bind_contextvars(request_id=rid)
+    return await handler(request)
