@@ -1,0 +1,91 @@
+"""The real-paste corpus (``tests/fixtures/real``) keeps its own rules: every paste is a file with a public
+source URL and a known label, sources never straddle the split, and the caps on threads and sources hold.
+How well the matcher does on it is tested in ``test_real_quality.py``."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bot.ops.settings import BUNDLED_CASES
+
+REAL = Path(__file__).parent / "fixtures" / "real"
+COLUMNS = ["file", "accept", "split", "explicit_only", "source", "url", "note"]
+
+
+def manifest() -> list[dict[str, str]]:
+    with (REAL / "manifest.tsv").open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader)
+        assert header == COLUMNS
+        return [dict(zip(header, row, strict=True)) for row in reader]
+
+
+ROWS = manifest()
+CASE_IDS = {path.stem for path in BUNDLED_CASES.glob("*.json")}
+
+
+def _thread(url: str) -> str:
+    return re.sub(r"#.*$", "", url)
+
+
+def test_every_row_has_a_paste_file_and_every_file_a_row() -> None:
+    files = {path.name for path in (REAL / "pastes").iterdir()}
+    assert files == {row["file"] for row in ROWS}
+    assert len(ROWS) >= 300
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row["file"] for row in ROWS])
+def test_row_is_well_formed(row: dict[str, str]) -> None:
+    assert row["split"] in {"dev", "test"}
+    assert row["explicit_only"] in {"true", "false"}
+    assert row["url"].startswith("https://") and row["source"] and row["note"]
+    if row["accept"] == "negative":
+        assert row["explicit_only"] == "false"
+    else:
+        assert set(row["accept"].split(",")) <= CASE_IDS
+    lines = (REAL / "pastes" / row["file"]).read_text(encoding="utf-8").splitlines()
+    assert 1 <= len(lines) <= 80
+
+
+def test_no_source_is_in_both_splits() -> None:
+    splits: dict[str, set[str]] = {}
+    for row in ROWS:
+        splits.setdefault(row["source"], set()).add(row["split"])
+    assert [source for source, seen in splits.items() if len(seen) > 1] == []
+
+
+def test_caps_per_thread_and_per_source() -> None:
+    assert max(Counter(_thread(row["url"]) for row in ROWS).values()) <= 3
+    assert max(Counter(row["source"] for row in ROWS).values()) <= 10
+
+
+def test_coverage_negatives_and_explicit_share() -> None:
+    positives = [row for row in ROWS if row["accept"] != "negative"]
+    assert len(ROWS) - len(positives) >= 80
+    assert sum(row["explicit_only"] == "true" for row in positives) <= 0.15 * len(positives)
+    per_case: Counter[str] = Counter()
+    in_test: Counter[str] = Counter()
+    for row in positives:
+        for case_id in row["accept"].split(","):
+            per_case[case_id] += 1
+            in_test[case_id] += row["split"] == "test"
+    silent = {"PUB-0013", "PUB-0014"}  # their failures print nothing (LABELLING.md)
+    fleet = {"IL-0239", "PUB-0001", "PUB-0002"}  # fleet statistics: the specific cases carry their lines
+    for case_id in sorted(CASE_IDS - silent - fleet):
+        assert per_case[case_id] >= 5, case_id
+    for case_id, count in per_case.items():
+        if count >= 5:
+            assert in_test[case_id] >= 2, case_id
+
+
+def test_no_email_addresses_or_credentials() -> None:
+    secret = re.compile(
+        r"[\w.%+-]+@[A-Za-z][\w-]*(?:\.[\w-]+)*\.[A-Za-z]{2,}\b|xox[abposr]-\w|ghp_\w{20}|AKIA[0-9A-Z]{16}|hf_\w{20}"
+    )
+    for row in ROWS:
+        assert not secret.search((REAL / "pastes" / row["file"]).read_text(encoding="utf-8")), row["file"]
