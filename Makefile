@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck pytest bench quality clean
+.PHONY: run test lint typecheck pytest bench quality ordinary clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "incident-bot needs Python 3.11+")'
@@ -35,6 +35,9 @@ quality: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.matcher_bench
+
+ordinary: $(STAMP)
+	$(BIN)/python tests/build_ordinary.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache data

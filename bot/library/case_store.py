@@ -1,6 +1,8 @@
 """Reading and validating the case directory; the case library indexed by id.
 
-A bad file is reported with its path and field and never stops the good cases from loading.
+A bad file is reported with its path and field and never stops the good cases from loading: nothing in a
+file can make loading raise. A case whose signature could silence or flood the bot (a catch-all, an
+oversized regex, one that hits ordinary text) is rejected with the reason.
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from bot.matching.signatures import CompiledSignature, SignatureError, compile_signature, squash
+from bot.library.ordinary import ordinary_text
+from bot.matching.signatures import (
+    CompiledSignature,
+    SignatureError,
+    SignatureSets,
+    compile_signature,
+    screen,
+    squash,
+)
 from bot.model.case import LANGS, Case
 from bot.model.ids import canonical_id
 
@@ -33,12 +43,14 @@ class Problem:
 
 @dataclass
 class CaseLibrary:
-    """The loaded cases, their compiled signatures, and every problem found while loading."""
+    """The loaded cases, their compiled signatures, and every problem found while loading. ``sets`` are
+    the RE2 sets of exactly ``signatures`` (built while screening), which the matcher reuses."""
 
     cases: dict[str, Case] = field(default_factory=dict)
     signatures: list[CompiledSignature] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     paths: dict[str, str] = field(default_factory=dict)
+    sets: SignatureSets | None = None
 
     def get(self, raw_id: str) -> Case | None:
         key = canonical_id(raw_id)
@@ -53,6 +65,10 @@ class CaseLibrary:
     @property
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def broken_paths(self) -> set[str]:
+        return {p.path for p in self.errors}
 
 
 def _field_path(loc: Iterable[int | str]) -> str:
@@ -80,29 +96,42 @@ def quality_warnings(case: Case, path: str) -> list[Problem]:
     return found
 
 
-def parse_case(raw: bytes, path: str) -> tuple[Case | None, list[CompiledSignature], list[Problem]]:
-    """Validate one file's bytes. Returns the case (None if unusable), its signatures and its problems."""
+def _decode(raw: bytes, path: str) -> tuple[object, list[Problem]]:
     if len(raw) > MAX_CASE_FILE_BYTES:
-        return None, [], [Problem(path, "", f"file is {len(raw)} bytes, over the {MAX_CASE_FILE_BYTES} cap")]
+        return None, [Problem(path, "", f"file is {len(raw)} bytes, over the {MAX_CASE_FILE_BYTES} cap")]
     try:
-        data = json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8")), []
     except UnicodeDecodeError as exc:
-        return None, [], [Problem(path, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
+        return None, [Problem(path, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
     except json.JSONDecodeError as exc:
-        return None, [], [Problem(path, "", f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")]
+        return None, [Problem(path, "", f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")]
+    except RecursionError:
+        return None, [Problem(path, "", "invalid JSON: nested too deeply")]
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        return None, [Problem(path, "", f"invalid JSON: {exc}")]
+
+
+def parse_case(raw: bytes, path: str) -> tuple[Case | None, list[CompiledSignature], list[Problem]]:
+    """Validate one file's bytes. Returns the case (None if unusable), its signatures and its problems.
+    Never raises. (Screening against ordinary text needs the whole library: ``load_library`` and
+    ``screen_case`` do it.)"""
+    data, problems = _decode(raw, path)
+    if problems:
+        return None, [], problems
     if not isinstance(data, dict):
         return None, [], [Problem(path, "", f"expected a JSON object, got {type(data).__name__}")]
     try:
         case = Case.model_validate(data)
     except ValidationError as exc:
         return None, [], [Problem(path, _field_path(err["loc"]), err["msg"]) for err in exc.errors()]
+    except RecursionError:
+        return None, [], [Problem(path, "", "nested too deeply")]
     key = canonical_id(case.id)
     if key is None:
         return None, [], [Problem(path, "id", f"{case.id!r} is not an id like IL-0427")]
     if key != case.id:
         return None, [], [Problem(path, "id", f"{case.id!r} should be written {key!r}")]
     compiled: list[CompiledSignature] = []
-    problems: list[Problem] = []
     for index, signature in enumerate(case.signatures):
         try:
             sig = compile_signature(case.id, index, signature)
@@ -120,8 +149,37 @@ def parse_case(raw: bytes, path: str) -> tuple[Case | None, list[CompiledSignatu
     return case, compiled, quality_warnings(case, path)
 
 
+def screening_problems(sets: SignatureSets, paths: dict[str, str]) -> dict[str, list[Problem]]:
+    """Per case id, the problems that reject it: a signature that hits ordinary text (any signature) or a
+    hard-negative paste (a decisive one), and a signature RE2 could not fit into a set."""
+    ordinary, negatives = ordinary_text()
+    found: dict[str, list[Problem]] = {}
+    for index, reason in screen(sets, ordinary, negatives).items():
+        sig = sets.signatures[index]
+        found.setdefault(sig.case_id, []).append(
+            Problem(paths.get(sig.case_id, sig.case_id), f"signatures[{sig.index}].pattern", reason)
+        )
+    for dropped in sets.dropped:
+        sig = dropped.signature
+        where = paths.get(sig.case_id, sig.case_id)
+        found.setdefault(sig.case_id, []).append(Problem(where, f"signatures[{sig.index}].pattern", dropped.reason))
+    return found
+
+
+def screen_case(case: Case, compiled: list[CompiledSignature], path: str) -> list[Problem]:
+    """The screening problems of one case on its own (``sync`` checks each fetched case with this)."""
+    if not compiled:
+        return []
+    return screening_problems(SignatureSets(compiled), {case.id: path}).get(case.id, [])
+
+
+def _file_order(paths: list[Path]) -> list[Path]:
+    return sorted(paths, key=lambda path: path.name)
+
+
 def load_library(directory: Path) -> CaseLibrary:
-    """Load every ``*.json`` under ``directory`` (sorted by name; later duplicates are rejected).
+    """Load every ``*.json`` under ``directory``. When two files claim one id, the file named after the
+    id wins (``IL-0414.json`` over ``DUP.json``); otherwise the first by name; the other is reported.
 
     Never raises for bad content: problems are collected on the returned library. A missing or unreadable
     directory is itself a problem.
@@ -130,22 +188,35 @@ def load_library(directory: Path) -> CaseLibrary:
     if not directory.is_dir():
         library.problems.append(Problem(str(directory), "", "not a directory"))
         return library
-    for path in sorted(directory.glob("*.json")):
-        shown = str(path)
+    parsed: list[tuple[Path, Case, list[CompiledSignature]]] = []
+    for path in _file_order(list(directory.glob("*.json"))):
         try:
             raw = path.read_bytes()
         except OSError as exc:
-            library.problems.append(Problem(shown, "", f"cannot read: {exc.strerror}"))
+            library.problems.append(Problem(str(path), "", f"cannot read: {exc.strerror or exc}"))
             continue
-        case, compiled, problems = parse_case(raw, shown)
+        case, compiled, problems = parse_case(raw, str(path))
         library.problems.extend(problems)
-        if case is None:
+        if case is not None:
+            parsed.append((path, case, compiled))
+    chosen: dict[str, tuple[Path, Case, list[CompiledSignature]]] = {}
+    for entry in sorted(parsed, key=lambda item: (item[0].stem != item[1].id, item[0].name)):
+        path, case, _ = entry
+        if case.id in chosen:
+            first = chosen[case.id][0]
+            library.problems.append(Problem(str(path), "id", f"duplicate id {case.id}, also defined in {first}"))
             continue
-        if case.id in library.cases:
-            first = library.paths[case.id]
-            library.problems.append(Problem(shown, "id", f"duplicate id {case.id}, first defined in {first}"))
-            continue
-        library.cases[case.id] = case
-        library.paths[case.id] = shown
+        chosen[case.id] = entry
+    paths = {case_id: str(entry[0]) for case_id, entry in chosen.items()}
+    signatures = [sig for _, _, compiled in chosen.values() for sig in compiled]
+    sets = SignatureSets(signatures)
+    rejected = screening_problems(sets, paths)
+    for case_id, problems in rejected.items():
+        library.problems.extend(problems)
+        del chosen[case_id]
+    for case_id, (path, case, compiled) in sorted(chosen.items(), key=lambda item: item[1][0].name):
+        library.cases[case_id] = case
+        library.paths[case_id] = str(path)
         library.signatures.extend(compiled)
+    library.sets = sets if not rejected else SignatureSets(library.signatures)
     return library

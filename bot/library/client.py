@@ -325,7 +325,7 @@ def _retry_after(value: str | None) -> float:
 def _json(response: _Response) -> Any:
     try:
         return json.loads(response.body)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise LibraryResponseError(f"GET {response.url}: answer is not JSON ({exc})") from exc
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from bot.library.case_store import parse_case
+from bot.library.case_store import parse_case, screen_case
 from bot.library.client import (
     CaseRef,
     Fetched,
@@ -97,16 +97,16 @@ class SyncReport:
 
 
 def _local_paths(cases_dir: Path) -> dict[str, Path]:
-    """Case id -> its file, read from each file's ``id`` (sorted by name; the first file wins, as in
-    ``load_library``). Unreadable files are simply not indexed."""
+    """Case id -> its file, read from each file's ``id``; as in ``load_library``, the file named after the
+    id wins, else the first by name. Unreadable files are simply not indexed."""
     found: dict[str, Path] = {}
     for path in sorted(cases_dir.glob("*.json")):
         try:
             data = json.loads(path.read_bytes())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         key = canonical_id(data["id"]) if isinstance(data, dict) and isinstance(data.get("id"), str) else None
-        if key and key not in found:
+        if key and (key not in found or (path.stem == key and found[key].stem != key)):
             found[key] = path
     return found
 
@@ -170,7 +170,7 @@ class _Run:
         if local_bytes is not None:
             try:
                 parsed = json.loads(local_bytes)
-            except ValueError:
+            except (ValueError, RecursionError):
                 parsed = None
             if isinstance(parsed, dict):
                 local = parsed
@@ -179,7 +179,10 @@ class _Run:
         merged, notes = merge_case(local, remote)
         report.notes += [f"{case_id}: {note}" for note in notes]
         new_bytes = dump_case(merged)
-        final, _, problems = parse_case(new_bytes, str(path))
+        final, compiled, problems = parse_case(new_bytes, str(path))
+        if final is not None:
+            problems = screen_case(final, compiled, str(path))
+            final = None if problems else final
         if final is None:
             errors = [str(p) for p in problems if p.severity == "error"]
             self._reject(case_id, ["merged with the local file it does not validate (local file kept)", *errors])

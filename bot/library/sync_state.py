@@ -50,7 +50,7 @@ class SyncState:
             return
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             self.problem = f"ignored unreadable sync state {path}: {exc}"
             return
         if isinstance(data, dict) and data.get("version") == STATE_VERSION and data.get("api_url") == api_url:

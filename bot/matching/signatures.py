@@ -1,32 +1,56 @@
-"""Compiling case signatures: exact strings and untrusted author regexes through RE2 (linear time).
+"""Compiling case signatures: exact strings and untrusted author regexes through RE2 (linear time), with
+the checks that keep one careless or hostile case file from silencing or flooding the bot, and the RE2
+sets that find every signature in a text in one pass each.
 
-Pure: no I/O. A pattern RE2 cannot compile (a backreference, a lookaround) raises ``SignatureError``.
+Pure: no I/O. ``compile_signature`` raises ``SignatureError`` with the reason; ``SignatureSets`` never
+raises, it drops a pattern RE2 cannot fit and says which.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import re2
 
+from bot.matching.patterns import literal_chars, shape_of
 from bot.model.case import Signature, SignatureKind, Strength
 
-# Enough for any sane log signature; bounds RE2's DFA memory per pattern (bytes).
-_RE2_MAX_MEM = 8 << 20
+# Enough for any sane log signature; bounds RE2's memory per pattern (bytes).
+RE2_MAX_MEM = 8 << 20
+# The largest compiled program a signature may have (the bundled ones stay under 2,300 instructions).
+MAX_PROGRAM_SIZE = 10_000
+# Patterns whose estimated size is under this are too small to exceed the budget: parsing them suffices.
+_COMPILE_CHECK_ABOVE = 400
+# A decisive signature proves the failure on its own, so it must say something specific.
+MIN_DECISIVE_LITERALS = 5
+MIN_LITERALS = 3
+# Patterns per RE2 set, and the memory each set may use. Measured on 40,000 patterns: 400 a set costs
+# ~0.5 s over 2 MB, 4,000 ~0.05 s.
+SET_SHARD = 4000
+SET_MAX_MEM = 256 << 20
 _WHITESPACE = re.compile(r"\s{1,10000}")
 # A counted repetition {m,n} or {m,} that is not escaped (an escaped brace is a literal one).
 _COUNTED = re.compile(r"(?<!\\)\{(\d{1,4}),\d{0,4}\}")
 
 
 class SignatureError(ValueError):
-    """A signature that cannot be used (RE2 rejected the pattern)."""
+    """A signature that cannot be used; the message says why."""
 
 
 def squash(text: str) -> str:
     """Collapse runs of whitespace to one space and strip: how pasted lines and exact patterns compare."""
     return _WHITESPACE.sub(" ", text).strip()
+
+
+def re2_options(ignore_case: bool = False, max_mem: int = RE2_MAX_MEM) -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = max_mem
+    options.case_sensitive = not ignore_case
+    return options
 
 
 @dataclass(slots=True)
@@ -54,11 +78,11 @@ class CompiledSignature:
 
     @property
     def regex(self) -> Any:
-        """The compiled RE2 program (None for exact strings)."""
+        """The compiled RE2 program (None for exact strings). Checked at load time to fit the budget."""
         if self.kind is not SignatureKind.REGEX:
             return None
         if self._regex is None:
-            self._regex = re2.compile(self.pattern, _options(self.ignore_case))
+            self._regex = re2.compile(self.pattern, re2_options(self.ignore_case))
         return self._regex
 
     def set_pattern(self, *, relaxed: bool = False) -> str:
@@ -83,37 +107,56 @@ class CompiledSignature:
         return self.literal in line
 
 
-def _options(ignore_case: bool) -> Any:
-    options = re2.Options()
-    options.log_errors = False
-    options.max_mem = _RE2_MAX_MEM
-    options.case_sensitive = not ignore_case
-    return options
+def _re2_detail(exc: Exception) -> str:
+    detail = exc.args[0] if exc.args else ""
+    return detail.decode() if isinstance(detail, bytes) else str(detail or type(exc).__name__)
 
 
-def _parses(pattern: str, ignore_case: bool) -> bool:
-    """Whether RE2 accepts ``pattern``: a parse only, an order of magnitude cheaper than compiling."""
-    probe = re2.Set.SearchSet(_options(ignore_case))
+def _check_regex(where: str, signature: Signature) -> None:
+    pattern = signature.pattern
+    probe = re2.Set.SearchSet(re2_options(signature.ignore_case))
     try:
-        probe.Add(pattern)
-    except re2.error:
-        return False
-    return True
+        probe.Add(pattern)  # a parse only, an order of magnitude cheaper than compiling
+    except re2.error as exc:
+        raise SignatureError(f"{where}: RE2 cannot compile {pattern!r}: {_re2_detail(exc)}") from None
+    shape = shape_of(pattern)
+    if shape.length == 0:
+        raise SignatureError(f"{where}: {pattern!r} can match an empty string, so it would hit every paste")
+    if signature.strength is Strength.DECISIVE and shape.literals < MIN_DECISIVE_LITERALS:
+        raise SignatureError(
+            f"{where}: {pattern!r} has only {shape.literals} literal characters; a decisive signature proves "
+            f"the failure on its own and needs at least {MIN_DECISIVE_LITERALS}"
+        )
+    if shape.size > _COMPILE_CHECK_ABOVE:
+        try:
+            program = re2.compile(pattern, re2_options(signature.ignore_case)).programsize
+        except re2.error as exc:
+            raise SignatureError(
+                f"{where}: {pattern!r} is too large for RE2's budget ({RE2_MAX_MEM >> 20} MiB): {_re2_detail(exc)}"
+            ) from None
+        if program > MAX_PROGRAM_SIZE:
+            raise SignatureError(
+                f"{where}: {pattern!r} compiles to {program} instructions, over the limit of {MAX_PROGRAM_SIZE}"
+            )
 
 
 def compile_signature(case_id: str, index: int, signature: Signature) -> CompiledSignature:
-    """Check one signature. Raises ``SignatureError`` naming the case and the signature."""
+    """Check one signature. Raises ``SignatureError`` naming the case, the signature and the reason."""
+    where = f"{case_id} signatures[{index}]"
     literal = squash(signature.pattern)
     if signature.kind is SignatureKind.REGEX:
-        if not _parses(signature.pattern, signature.ignore_case):
-            try:  # compile only to get RE2's own explanation
-                re2.compile(signature.pattern, _options(signature.ignore_case))
-                detail = "rejected"
-            except re2.error as exc:
-                detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-            raise SignatureError(f"{case_id} signatures[{index}]: RE2 cannot compile {signature.pattern!r}: {detail}")
-    elif signature.ignore_case:
-        literal = literal.lower()
+        _check_regex(where, signature)
+    else:
+        count = literal_chars(literal)
+        needed = MIN_DECISIVE_LITERALS if signature.strength is Strength.DECISIVE else MIN_LITERALS
+        if count < needed:
+            kind = "a decisive" if signature.strength is Strength.DECISIVE else "an"
+            raise SignatureError(
+                f"{where}: {signature.pattern!r} has {count} characters after squashing whitespace; "
+                f"{kind} exact signature needs at least {needed}"
+            )
+        if signature.ignore_case:
+            literal = literal.lower()
     return CompiledSignature(
         case_id=case_id,
         index=index,
@@ -124,3 +167,100 @@ def compile_signature(case_id: str, index: int, signature: Signature) -> Compile
         fallout=signature.fallout,
         literal=literal,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A signature that RE2 could not fit into any set: never used, and reported."""
+
+    signature: CompiledSignature
+    reason: str
+
+
+@dataclass
+class SignatureSets:
+    """All signatures in RE2 sets of at most ``shard`` patterns: ``candidates(text)`` says which may hit in
+    one pass of each set. A set RE2 cannot compile within ``max_mem`` is split in halves until it does;
+    a single pattern that still does not fit is dropped (listed in ``dropped``), never raised."""
+
+    signatures: Sequence[CompiledSignature]
+    shard: int = SET_SHARD
+    max_mem: int = SET_MAX_MEM
+    sets: list[tuple[Any, list[int]]] = field(default_factory=list, init=False)
+    dropped: list[Dropped] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        count = len(self.signatures)
+        pending = [list(range(i, min(i + self.shard, count))) for i in range(0, count, self.shard)]
+        while pending:
+            members = pending.pop()
+            built = self._build(members)
+            if built is not None:
+                self.sets.append((built, members))
+            elif len(members) > 1:
+                half = len(members) // 2
+                pending.extend([members[:half], members[half:]])
+            else:
+                sig = self.signatures[members[0]]
+                self.dropped.append(Dropped(sig, f"RE2 cannot fit {sig.pattern!r} into a set of {self.max_mem} bytes"))
+
+    def _build(self, members: list[int]) -> Any | None:
+        regex_set = re2.Set.SearchSet(re2_options(max_mem=self.max_mem))
+        try:
+            for index in members:
+                try:
+                    regex_set.Add(self.signatures[index].set_pattern(relaxed=True))
+                except re2.error:  # the widened form must never cost a signature: fall back to the exact one
+                    regex_set.Add(self.signatures[index].set_pattern())
+            regex_set.Compile()
+        except re2.error:
+            return None
+        return regex_set
+
+    def candidates(self, text: str) -> list[int]:
+        """Indices of signatures whose (widened) set pattern hits ``text``: confirm each with its own
+        program before trusting it."""
+        found: list[int] = []
+        for regex_set, members in self.sets:
+            found.extend(members[position] for position in regex_set.Match(text) or ())
+        return found
+
+
+def locator(signature: CompiledSignature) -> Any | None:
+    """The program that finds ``signature`` in whole, cleaned text (multi-line); None when it does not fit
+    RE2's budget (load-time checks make that rare; matching then skips the signature)."""
+    try:
+        return re2.compile(signature.set_pattern(), re2_options())
+    except re2.error:
+        return None
+
+
+def _hit_line(program: Any, text: str) -> str | None:
+    found = program.search(text)
+    if found is None:
+        return None
+    start = text.rfind("\n", 0, found.start()) + 1
+    end = text.find("\n", found.end())
+    return text[start : end if end != -1 else len(text)].strip()
+
+
+def screen(sets: SignatureSets, ordinary: str, hard_negatives: str) -> dict[int, str]:
+    """Signatures that must not be used, by index, with the reason: any that hits ``ordinary`` text
+    (everyday chat, healthy training logs), and any decisive one that hits ``hard_negatives`` (real errors
+    no case explains). Each candidate from the sets is confirmed with its own program."""
+    rejected: dict[int, str] = {}
+    for index in sorted(set(sets.candidates(ordinary))):
+        program = locator(sets.signatures[index])
+        line = _hit_line(program, ordinary) if program is not None else None
+        if line is not None:
+            rejected[index] = f"hits ordinary text, so it would answer unrelated messages: {line[:120]!r}"
+    for index in sorted(set(sets.candidates(hard_negatives)) - set(rejected)):
+        sig = sets.signatures[index]
+        program = locator(sig) if sig.decisive else None
+        line = _hit_line(program, hard_negatives) if program is not None else None
+        if line is not None:
+            rejected[index] = (
+                f"is decisive but hits a real error that no case explains: {line[:120]!r} "
+                "(make it more specific, or supporting)"
+            )
+    return rejected
