@@ -10,7 +10,6 @@ ephemeral copy of a posted one (editing a shared message would change it for eve
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app.services import Services
 from bot.model.results import Vote
 from bot.replies.buttons import ACTION_LANG, ACTION_OTHERS, VOTE_ACTIONS, click_from_body
-from handlers.common import LocaleCache, send_via_response_url, user_langs
+from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
 from handlers.share import SHARE_ACTION_ID, regenerate, with_share_button
 
 
@@ -35,16 +34,20 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         channel_id = (body.get("channel") or {}).get("id")
         langs = await user_langs(services, locales, client, user_id)
         value = str(action.get("value") or "")
-        reply, reply_id = await asyncio.to_thread(regenerate, services, value, user_id, channel_id, langs)
+        got = await matched(services, True, regenerate, services, value, user_id, channel_id, langs)
+        if got is None:
+            await send_via_response_url(respond, busy_reply(langs))  # only to the clicker
+            return
+        reply, reply_id = got
         await send_via_response_url(respond, reply, in_channel=True)
         if channel_id and reply_id is None:
             # A shared answer is a post in the channel: it counts for the noise window.
-            await asyncio.to_thread(services.incident.record_reply, channel_id, "", "", reply, "command")
+            await services.pools.io(services.incident.record_reply, channel_id, "", "", reply, "command")
 
     def vote_listener(vote: Vote) -> Callable[..., Awaitable[None]]:
         async def on_vote(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
             await ack()
-            reply = await asyncio.to_thread(services.feedback.record_vote, click_from_body(body), vote)
+            reply = await services.pools.io(services.feedback.record_vote, click_from_body(body), vote)
             await send_via_response_url(respond, reply)
 
         return on_vote
@@ -55,14 +58,14 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
     @app.action(ACTION_OTHERS)
     async def other_matches(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
         await ack()
-        reply = await asyncio.to_thread(services.feedback.other_matches, click_from_body(body))
+        reply = await services.pools.io(services.feedback.other_matches, click_from_body(body))
         await send_via_response_url(respond, reply)
 
     @app.action(ACTION_LANG)
     async def switch_language(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
         await ack()
         click = click_from_body(body)
-        answer = await asyncio.to_thread(services.feedback.switch_language, click)
+        answer = await services.pools.io(services.feedback.switch_language, click)
         reply = answer.reply
         if answer.ok and click.ephemeral and answer.share and answer.reply_id is not None:
             reply = with_share_button(reply, f"r:{answer.reply_id}")

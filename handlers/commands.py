@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
-from handlers.common import LocaleCache, send_via_response_url, user_langs
+from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
 from handlers.share import VALUE_LIMIT, share_value, shareable, with_share_button
 
 
@@ -25,7 +24,9 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         langs = await user_langs(services, locales, client, user_id)
         # Matching is CPU-bound: a worker thread keeps the loop free to ack other requests. A match answer
         # is logged under the user (shown only to them) and its buttons carry the reply id.
-        reply, reply_id = await asyncio.to_thread(
+        got = await matched(
+            services,
+            True,
             services.feedback.answer,
             text,
             user_id=user_id,
@@ -34,12 +35,16 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
             log_as=user_id,
             share=shareable(text),
         )
+        if got is None:
+            await send_via_response_url(respond, busy_reply(langs))
+            return
+        reply, reply_id = got
         if shareable(text):
             if reply_id is None and len(text) + 2 > VALUE_LIMIT and user_id:
                 # Too long for a button value: keep the answer's case ids in the reply log. The
                 # answer was shown only to the asker, so it is logged under the user, not the
                 # channel, and does not count for the channel's noise window.
-                reply_id = await asyncio.to_thread(services.incident.record_reply, user_id, "", "", reply, "command")
+                reply_id = await services.pools.io(services.incident.record_reply, user_id, "", "", reply, "command")
             value = share_value(text, reply_id)
             if value is not None:
                 reply = with_share_button(reply, value)

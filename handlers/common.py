@@ -3,21 +3,26 @@ from ``users.info``, cached) and sending a rendered ``Reply`` through a ``respon
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
+from bot.app.workers import Busy
 from bot.model.case import Lang
 from bot.model.results import Reply
+from bot.replies.labels import label
+from bot.replies.render import message_reply
 
 log = logging.getLogger(__name__)
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 
 class LocaleCache:
@@ -61,7 +66,7 @@ async def user_langs(
 ) -> tuple[Lang, Lang]:
     """The user's language order: saved preference, else Slack locale, else English first."""
     locale = await locales.get(client, user_id) if user_id else None
-    return await asyncio.to_thread(services.incident.langs_for_user, user_id, locale)
+    return await services.pools.io(services.incident.langs_for_user, user_id, locale)
 
 
 async def send_via_response_url(
@@ -77,3 +82,23 @@ async def send_via_response_url(
         unfurl_links=False,
         unfurl_media=False,
     )
+
+
+async def matched(
+    services: Services, explicit: bool, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs
+) -> _T | None:
+    """``fn(*args, **kwargs)`` on the matching pool; None when matching is at capacity, counted in
+    ``incident_bot_busy_total`` (the caller answers :func:`busy_reply` to an explicit request and drops an
+    unprompted paste). Never raises ``Busy``: an exception after ``ack()`` would make Bolt answer 404."""
+    try:
+        return await services.pools.match(fn, *args, **kwargs)
+    except Busy:
+        kind = "explicit" if explicit else "unprompted"
+        services.incident.metrics.busy.labels(kind=kind).inc()
+        log.warning("matching is at capacity: %s request %s", kind, "answered busy" if explicit else "dropped")
+        return None
+
+
+def busy_reply(langs: tuple[Lang, Lang]) -> Reply:
+    """What an explicit request gets while matching is at capacity (both languages, reader's first)."""
+    return message_reply("\n".join(label("busy", lang) for lang in langs))

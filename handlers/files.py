@@ -1,8 +1,9 @@
-"""Downloading files shared in Slack (``file_share``): text-like only, with the bot token, under a byte cap.
+"""Downloading files shared in Slack (``file_share``): text-like only, with the bot token, in bounded memory.
 
-Slack answers a download without valid auth with an HTML login page and HTTP 200, so an HTML body is
-an error here, never a log. A file over the cap is refused rather than cut: the tail of a log is where
-the failure usually is, and a head-only cut would silently miss it.
+Slack answers a download without valid auth with an HTML login page and HTTP 200, so an HTML body is an
+error here, never a log. A file of any size is matched by its head and tail (errors are usually at the
+end): one up to ``max_file_bytes`` is streamed whole through an :class:`ExcerptBuilder`, so its line
+numbers are exact; a larger one is fetched by its two ends with HTTP range requests.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+
+from bot.model.excerpt import HEAD_SHARE, Excerpt, ExcerptBuilder
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +69,6 @@ class NotTextFile(FileDownloadError):
     """The file is not text-like (an image, a PDF, a binary)."""
 
 
-class FileTooLarge(FileDownloadError):
-    """The file is larger than the configured cap."""
-
-
 def is_text_file(file: Mapping[str, Any]) -> bool:
     """Whether a ``files[]`` entry of a Slack event looks like text: a text mimetype, a text filetype, or a
     snippet."""
@@ -96,51 +95,84 @@ async def download_file(
     token: str,
     max_bytes: int,
     *,
+    max_file_bytes: int,
     declared_size: int | None = None,
     timeout_s: float = 30.0,
     transport: httpx.AsyncBaseTransport | None = None,
-) -> bytes:
-    """GET ``url`` with ``Authorization: Bearer token`` and return its bytes, streaming with a cap.
+) -> Excerpt:
+    """GET ``url`` with ``Authorization: Bearer token`` and return at most ``max_bytes`` of it (head and
+    tail). A file declared larger than ``max_file_bytes`` is fetched by its ends (``Range``); otherwise,
+    or when the server ignores ranges, it is streamed, stopping after ``max_file_bytes`` (then only its
+    start was read, and the excerpt says so by counting no tail).
 
-    Raises :class:`FileTooLarge` when ``declared_size`` or the body exceeds ``max_bytes`` (the download
-    stops there), :class:`NotTextFile` when the body is binary, and :class:`FileDownloadError` for an
-    HTML login page, an HTTP error status or a network failure. Never logs the token.
+    Raises :class:`NotTextFile` for a binary body and :class:`FileDownloadError` for an HTML login page,
+    an HTTP error status or a network failure. Never logs the token.
     """
-    if declared_size is not None and declared_size > max_bytes:
-        raise FileTooLarge(_too_large(declared_size, max_bytes))
     headers = {"Authorization": f"Bearer {token}"}
     try:
-        async with (
-            httpx.AsyncClient(timeout=timeout_s, follow_redirects=True, max_redirects=3, transport=transport) as client,
-            client.stream("GET", url, headers=headers) as response,
-        ):
-            if response.status_code != 200:
-                raise FileDownloadError(f"Slack answered HTTP {response.status_code} for the file.")
-            kind = response.headers.get("content-type", "").lower()
-            if kind.startswith("text/html"):
-                raise FileDownloadError(
-                    "Slack sent a login page instead of the file: the bot token is missing the "
-                    "files:read scope or cannot see this conversation."
-                )
-            length = response.headers.get("content-length")
-            if length and length.isdigit() and int(length) > max_bytes:
-                raise FileTooLarge(_too_large(int(length), max_bytes))
-            chunks: list[bytes] = []
-            received = 0
-            async for chunk in response.aiter_bytes():
-                received += len(chunk)
-                if received > max_bytes:
-                    raise FileTooLarge(_too_large(received, max_bytes, at_least=True))
-                chunks.append(chunk)
+        async with httpx.AsyncClient(
+            timeout=timeout_s, follow_redirects=True, max_redirects=3, transport=transport
+        ) as client:
+            if declared_size is not None and declared_size > max_file_bytes:
+                ranged = await _ends(client, url, headers, max_bytes, declared_size)
+                if ranged is not None:
+                    return _text_only(ranged)
+            return _text_only(await _stream(client, url, headers, max_bytes, max_file_bytes))
     except httpx.HTTPError as error:
         log.warning("file download failed: %s", type(error).__name__)
         raise FileDownloadError("The file could not be downloaded from Slack.") from error
-    data = b"".join(chunks)
-    if b"\x00" in data[:_SNIFF_BYTES]:
+
+
+def _check(response: httpx.Response, wanted: tuple[int, ...] = (200,)) -> None:
+    if response.status_code not in wanted:
+        raise FileDownloadError(f"Slack answered HTTP {response.status_code} for the file.")
+    if response.headers.get("content-type", "").lower().startswith("text/html"):
+        raise FileDownloadError(
+            "Slack sent a login page instead of the file: the bot token is missing the "
+            "files:read scope or cannot see this conversation."
+        )
+
+
+async def _stream(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], max_bytes: int, max_file_bytes: int
+) -> Excerpt:
+    builder = ExcerptBuilder(max_bytes)
+    unread = 0
+    async with client.stream("GET", url, headers=headers) as response:
+        _check(response)
+        length = response.headers.get("content-length", "")
+        async for chunk in response.aiter_bytes():
+            builder.feed(chunk[: max_file_bytes - builder.total])
+            if builder.total >= max_file_bytes:
+                unread = max(1, int(length) - builder.total) if length.isdigit() else 1
+                log.info("shared file read up to MAX_FILE_BYTES (%d bytes); its end was not fetched", max_file_bytes)
+                break
+    return builder.finish(unread)
+
+
+async def _ends(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], max_bytes: int, size: int
+) -> Excerpt | None:
+    """The file's first and last parts by ``Range`` requests; None when the server does not honour them."""
+    head_size = int(max_bytes * HEAD_SHARE)
+    tail_size = max_bytes - head_size
+    parts: list[bytes] = []
+    for spec in (f"bytes=0-{head_size - 1}", f"bytes=-{tail_size}"):
+        async with client.stream("GET", url, headers={**headers, "Range": spec}) as response:
+            if response.status_code == 200:
+                return None  # the whole file is coming: let the caller stream it instead
+            _check(response, (206,))
+            body = b""
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise FileDownloadError("Slack sent more of the file than was asked for.")
+            parts.append(body)
+    head, tail = parts
+    return Excerpt(head, tail, max(0, size - len(head) - len(tail)), None)
+
+
+def _text_only(cut: Excerpt) -> Excerpt:
+    if b"\x00" in cut.head[:_SNIFF_BYTES]:
         raise NotTextFile("The file is binary, not a text log.")
-    return data
-
-
-def _too_large(size: int, limit: int, *, at_least: bool = False) -> str:
-    more = "more than " if at_least else ""
-    return f"The file is {more}{size / 1e6:.1f} MB; the limit is {limit / 1e6:.1f} MB."
+    return cut

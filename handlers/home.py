@@ -6,7 +6,6 @@ passed: the last publish wins, which is the newest data anyway."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -24,5 +23,5 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         if event.get("tab") != "home" or not user_id:
             return
         langs = await user_langs(services, locales, client, user_id)
-        view = await asyncio.to_thread(services.feedback.home_view, langs)
+        view = await services.pools.io(services.feedback.home_view, langs)
         await client.views_publish(user_id=user_id, view=view)

@@ -3,7 +3,6 @@ matched; at the top level, the mention's own text minus the mention is handled l
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Any
 
@@ -15,7 +14,7 @@ from bot.model.case import Lang
 from bot.model.results import Reply
 from bot.ops.settings import Settings
 from bot.replies.render import message_reply
-from handlers.common import LocaleCache, user_langs
+from handlers.common import LocaleCache, busy_reply, matched, user_langs
 from handlers.messages import Paste, paste_from_message, post_reply
 
 _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
@@ -37,9 +36,10 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
             reply = await _match_parent(client, channel, str(thread_ts), langs)
         else:
             text = strip_mentions(str(event.get("text") or "")) or "help"
-            reply, _ = await asyncio.to_thread(
-                services.feedback.answer, text, user_id=user_id, channel_id=channel, langs=langs
+            got = await matched(
+                services, True, services.feedback.answer, text, user_id=user_id, channel_id=channel, langs=langs
             )
+            reply = got[0] if got is not None else busy_reply(langs)
         await post_reply(
             services,
             client,
@@ -59,5 +59,7 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
             return message_reply("I could not read the first message of this thread.")
         if not paste.data:
             return message_reply(paste.error or "The first message of this thread has nothing to match.")
-        result = await asyncio.to_thread(services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
+        result = await matched(services, True, services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
+        if result is None:
+            return busy_reply(langs)
         return services.feedback.render_interactive(result, langs, explicit=True)

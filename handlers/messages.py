@@ -9,7 +9,6 @@ middleware in ``bot.slack.app`` drops their ``message`` copy.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,10 +18,11 @@ from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
+from bot.model.excerpt import Excerpt
 from bot.model.results import Reply
 from bot.ops.settings import Settings
 from bot.replies.render import message_reply
-from handlers.common import LocaleCache, user_langs
+from handlers.common import LocaleCache, busy_reply, matched, user_langs
 from handlers.files import FileDownloadError, download_file, download_url, is_text_file
 
 log = logging.getLogger(__name__)
@@ -33,10 +33,10 @@ _MAX_FILES = 3
 
 @dataclass(frozen=True)
 class Paste:
-    """What to match from one message: Slack-encoded message text, or raw bytes of a shared file.
+    """What to match from one message: Slack-encoded message text, or the head and tail of a shared file.
     ``error`` says why a shared file could not be used (shown only on explicit requests)."""
 
-    data: str | bytes
+    data: str | Excerpt
     slack_encoded: bool
     error: str | None = None
 
@@ -76,7 +76,7 @@ async def paste_from_message(message: Mapping[str, Any], client: AsyncWebClient,
     return Paste("", slack_encoded=True, error=error) if error else None
 
 
-async def _download(file: dict[str, Any], client: AsyncWebClient, settings: Settings) -> bytes:
+async def _download(file: dict[str, Any], client: AsyncWebClient, settings: Settings) -> Excerpt:
     url = download_url(file)
     if url is None and file.get("id"):
         # Events may carry only the id (file_access "check_file_info"): ask files.info for the URL.
@@ -89,7 +89,8 @@ async def _download(file: dict[str, Any], client: AsyncWebClient, settings: Sett
     return await download_file(
         url,
         client.token or "",
-        settings.max_file_bytes,
+        settings.max_paste_bytes,
+        max_file_bytes=settings.max_file_bytes,
         declared_size=int(size) if isinstance(size, int) else None,
     )
 
@@ -115,7 +116,7 @@ async def post_reply(
         unfurl_media=False,
     )
     posted_ts = str(response.get("ts") or "")
-    await asyncio.to_thread(services.incident.record_reply, channel, posted_ts, answered_ts, reply, source)
+    await services.pools.io(services.incident.record_reply, channel, posted_ts, answered_ts, reply, source)
 
 
 def register(app: AsyncApp, services: Services, settings: Settings, locales: LocaleCache) -> None:
@@ -132,8 +133,8 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
             return
         if paste is None or not paste.data:
             return
-        result = await asyncio.to_thread(services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
-        if not await asyncio.to_thread(services.incident.should_auto_reply, channel, result):
+        result = await matched(services, False, services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
+        if result is None or not await services.pools.io(services.incident.should_auto_reply, channel, result):
             return
         langs = await user_langs(services, locales, client, user_id)
         reply = services.feedback.render_interactive(result, langs, explicit=False)
@@ -153,16 +154,17 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         """A DM is an explicit request: text is handled like ``/incident <text>``, a file is matched."""
         langs = await user_langs(services, locales, client, user_id)
         if paste is None:
-            reply = await asyncio.to_thread(services.incident.command, "help", user_id=user_id, langs=langs)
+            reply = await services.pools.io(services.incident.command, "help", user_id=user_id, langs=langs)
         elif not paste.data:
             reply = message_reply(paste.error or "Nothing to match.")
-        elif isinstance(paste.data, bytes):
-            result = await asyncio.to_thread(services.incident.match, paste.data, slack_encoded=False)
-            reply = services.feedback.render_interactive(result, langs, explicit=True)
+        elif isinstance(paste.data, Excerpt):
+            result = await matched(services, True, services.incident.match, paste.data, slack_encoded=False)
+            reply = services.feedback.render_interactive(result, langs, explicit=True) if result else busy_reply(langs)
         else:
-            reply, _ = await asyncio.to_thread(
-                services.feedback.answer, paste.data, user_id=user_id, channel_id=channel, langs=langs
+            got = await matched(
+                services, True, services.feedback.answer, paste.data, user_id=user_id, channel_id=channel, langs=langs
             )
+            reply = got[0] if got is not None else busy_reply(langs)
         await post_reply(
             services,
             client,

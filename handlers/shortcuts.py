@@ -4,7 +4,6 @@ not in the conversation (``not_in_channel``), only the clicker sees it, through 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
@@ -14,7 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app.services import Services
 from bot.ops.settings import Settings
 from bot.replies.render import message_reply
-from handlers.common import LocaleCache, send_via_response_url, user_langs
+from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
 from handlers.messages import paste_from_message, post_reply
 
 SHORTCUT_ID = "match_known_incidents"
@@ -38,7 +37,10 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
             note = (paste.error if paste else None) or "This message has no text or text file to match."
             await send_via_response_url(respond, message_reply(note))
             return
-        result = await asyncio.to_thread(services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
+        result = await matched(services, True, services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
+        if result is None:
+            await send_via_response_url(respond, busy_reply(langs))
+            return
         ts = str(message.get("ts") or "")
         try:
             await post_reply(
@@ -53,7 +55,7 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         except SlackApiError as error:
             if error.response.get("error") not in _NOT_A_MEMBER:
                 raise
-            private, _ = await asyncio.to_thread(
+            private, _ = await services.pools.io(
                 services.feedback.private_match_reply, result, langs, user_id or channel, "shortcut"
             )
             await send_via_response_url(respond, private)

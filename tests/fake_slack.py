@@ -67,6 +67,14 @@ class _Hold:
     waiting: int = 0
 
 
+def _byte_range(data: bytes, header: str) -> bytes:
+    """The part of ``data`` a ``Range: bytes=a-b`` or ``bytes=-n`` header asks for (one range)."""
+    start, _, end = header.removeprefix("bytes=").partition("-")
+    if not start:
+        return data[-int(end) :]
+    return data[int(start) : int(end) + 1 if end else len(data)]
+
+
 def wait_for(predicate: Callable[[], object], timeout: float = 5.0, interval: float = 0.01) -> None:
     """Poll ``predicate`` until truthy; raise AssertionError after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
@@ -89,6 +97,7 @@ class FakeSlack:
         self._base_ts = int(time.time())
         self.user_locales: dict[str, str] = {}
         self.files: dict[str, bytes] = {}
+        self.ranges = True  # answer "Range: bytes=..." with 206 and the part, as Slack's file servers do
         self.views: dict[str, dict[str, Any]] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
@@ -323,6 +332,8 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 name = split.path.removeprefix("/files/")
                 if not headers.get("authorization", "").startswith("Bearer ") or name not in fake.files:
                     self._send(200, b"<!DOCTYPE html><html><body>Sign in to Slack</body></html>", "text/html")
+                elif fake.ranges and headers.get("range", "").startswith("bytes="):
+                    self._send(206, _byte_range(fake.files[name], headers["range"]), "application/octet-stream")
                 else:
                     self._send(200, fake.files[name], "application/octet-stream")
                 return

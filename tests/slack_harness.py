@@ -24,6 +24,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.app.service import IncidentService
 from bot.app.services import Services
+from bot.app.workers import WorkerPools
 from bot.ops.settings import Settings
 from bot.slack.app import create_app
 from bot.slack.runtime import SlackServer, start_slack
@@ -113,9 +114,12 @@ def sign(body: str, timestamp: int | None = None, secret: str = SECRET) -> dict[
 class SlackHarness:
     """Start with ``async with SlackHarness(fake, service, settings) as h``."""
 
-    def __init__(self, fake: FakeSlack, service: IncidentService, settings: Settings) -> None:
+    def __init__(
+        self, fake: FakeSlack, service: IncidentService, settings: Settings, pools: WorkerPools | None = None
+    ) -> None:
         self.fake = fake
         self.service = service
+        self.services = Services.around(service, pools)
         self.settings = settings
         self._tasks: set[asyncio.Task[Any]] = set()
         self._server: SlackServer | None = None
@@ -123,7 +127,7 @@ class SlackHarness:
         self.url = ""
 
     async def __aenter__(self) -> SlackHarness:
-        app = create_app(self.settings, Services.around(self.service), process_before_response=False)
+        app = create_app(self.settings, self.services, process_before_response=False)
         original = app.async_dispatch
 
         async def dispatch(request: Any) -> Any:
@@ -138,7 +142,7 @@ class SlackHarness:
         app.async_dispatch = dispatch  # type: ignore[method-assign]
         self.app = app
         # The runtime's own server (HTTP mode on HOST:PORT = 127.0.0.1:0), in this test's event loop.
-        self._server = await start_slack(self.settings, Services.around(self.service), bolt=app)
+        self._server = await start_slack(self.settings, self.services, bolt=app)
         host, port = self._server.addresses[0]
         self.url = f"http://{host}:{port}"
         self.http = httpx.AsyncClient(base_url=self.url, timeout=30)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from bot.matching.normalize import cap_bytes, clean, unescape_slack
+from bot.matching.normalize import MAX_LINE_CHARS, clean, excerpt, unescape_slack
 
 
 @pytest.mark.parametrize(
@@ -64,16 +64,17 @@ def test_console_text_is_not_slack_decoded() -> None:
 
 def test_size_cap_keeps_head_and_tail() -> None:
     data = b"HEAD\n" + b"x" * 10_000 + b"\nTAIL"
-    kept, skipped = cap_bytes(data, 1000)
-    assert kept.startswith(b"HEAD") and kept.endswith(b"TAIL")
-    assert skipped == len(data) - 1000
+    cut = excerpt(data, 1000)
+    assert cut.head.startswith(b"HEAD") and cut.tail.endswith(b"TAIL")
+    assert cut.skipped_bytes == len(data) - 1000 and cut.size == 1000
     cleaned = clean(data, 1000)
-    assert cleaned.truncated and cleaned.skipped_bytes == skipped
+    assert cleaned.truncated and cleaned.skipped_bytes == cut.skipped_bytes
 
 
-def test_long_lines_are_capped() -> None:
-    cleaned = clean("y" * 100_000, 1 << 20)
-    assert len(cleaned.raw_lines[0]) == 4000
+def test_long_lines_keep_their_head_and_tail() -> None:
+    cleaned = clean("y" * 100_000 + " GPU has fallen off the bus", 1 << 20)
+    assert len(cleaned.raw_lines[0]) <= MAX_LINE_CHARS + 3
+    assert cleaned.raw_lines[0].endswith("GPU has fallen off the bus") and cleaned.long_lines == 1
 
 
 def test_binary_input_does_not_crash() -> None:

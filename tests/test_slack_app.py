@@ -28,12 +28,13 @@ from slack_harness import (
 from bot.app.service import IncidentService
 from bot.app.services import Services
 from bot.library.case_store import CaseLibrary, load_library
+from bot.model.excerpt import Excerpt
 from bot.model.results import MatchResult
 from bot.ops.settings import BUNDLED_CASES
 from bot.slack.app import DUPLICATE_HEADER
 from bot.slack.runtime import serve, start_slack
 from bot.storage import Storage, open_storage
-from handlers.files import FileDownloadError, FileTooLarge, download_file
+from handlers.files import FileDownloadError, download_file
 
 PASTES = Path(__file__).parent / "fixtures" / "pastes"
 ECC_LINE = "RuntimeError: CUDA error: uncorrectable ECC error encountered"
@@ -437,9 +438,9 @@ class _SlowMatchProbe(IncidentService):
         self.release = threading.Event()
         self.done = threading.Event()
 
-    def match(self, paste: str | bytes, *, slack_encoded: bool = True) -> MatchResult:
+    def match(self, paste: str | bytes | Excerpt, *, slack_encoded: bool = True) -> MatchResult:
         result = super().match(paste, slack_encoded=slack_encoded)
-        if len(paste) > 1_000_000:
+        if result.truncated:  # the 10 MB file: its middle was skipped
             self.started.set()
             give_up = time.monotonic() + 15
             while not self.release.is_set() and time.monotonic() < give_up:
@@ -491,16 +492,24 @@ async def test_health_and_readiness(h: SlackHarness) -> None:
     assert metrics.status_code == 200 and "incident_bot_events" in metrics.text
 
 
-async def test_file_download_refuses_login_pages_and_oversized_files(fake: HarnessSlack) -> None:
+async def test_file_download_refuses_login_pages_and_keeps_head_and_tail(fake: HarnessSlack) -> None:
     fake.files["F1"] = b"x" * 5000
     url = f"{fake.url}/files/F1"
-    assert await download_file(url, BOT_TOKEN, 10_000) == b"x" * 5000
+    whole = await download_file(url, BOT_TOKEN, 10_000, max_file_bytes=10_000)
+    assert whole.head == b"x" * 5000 and not whole.skipped_bytes
     with pytest.raises(FileDownloadError, match="login page"):
-        await download_file(f"{fake.url}/files/NOPE", BOT_TOKEN, 10_000)  # Slack's HTML login page
-    with pytest.raises(FileTooLarge):
-        await download_file(url, BOT_TOKEN, 1024)
-    with pytest.raises(FileTooLarge):
-        await download_file(url, BOT_TOKEN, 1024, declared_size=5000)
+        await download_file(f"{fake.url}/files/NOPE", BOT_TOKEN, 10_000, max_file_bytes=10_000)  # Slack's HTML page
+    fake.files["F2"] = b"head\n" + b"y\n" * 10_000 + b"tail\n"
+    url = f"{fake.url}/files/F2"
+    streamed = await download_file(url, BOT_TOKEN, 1024, max_file_bytes=1 << 20)
+    assert streamed.head.startswith(b"head") and streamed.tail.endswith(b"tail\n")
+    assert streamed.skipped_lines == 10_002 - streamed.head.count(b"\n") - streamed.tail.count(b"\n")
+    ranged = await download_file(url, BOT_TOKEN, 1024, max_file_bytes=4096, declared_size=len(fake.files["F2"]))
+    assert ranged.head.startswith(b"head") and ranged.tail.endswith(b"tail\n") and ranged.skipped_lines is None
+    assert [c.headers.get("range") for c in fake.calls("/files/F2")][-2:] == ["bytes=0-255", "bytes=-768"]
+    fake.ranges = False  # a server that ignores Range: streamed up to the cap, and the end is said to be unread
+    capped = await download_file(url, BOT_TOKEN, 1024, max_file_bytes=4096, declared_size=len(fake.files["F2"]))
+    assert capped.unread_bytes > 0 and not capped.tail.endswith(b"tail\n")
 
 
 async def test_app_home_opened_is_answered_200(h: SlackHarness) -> None:

@@ -44,13 +44,14 @@ def fingerprint(directory: Path) -> str:
 
 def merge_with_previous(new: CaseLibrary, previous: CaseLibrary) -> tuple[CaseLibrary, list[str]]:
     """Carry over each previous case whose file is broken now (and whose id the new library lacks)."""
-    broken = {problem.path for problem in new.errors}
+    broken = new.broken_paths
     kept: list[str] = []
     for case_id, path in previous.paths.items():
         if path in broken and case_id not in new.cases:
             new.cases[case_id] = previous.cases[case_id]
             new.paths[case_id] = path
             new.signatures.extend(sig for sig in previous.signatures if sig.case_id == case_id)
+            new.sets = None  # the sets no longer cover exactly these signatures: the matcher rebuilds them
             kept.append(case_id)
     return new, kept
 
@@ -120,6 +121,7 @@ class LibraryReloader:
                 log.exception("case library reload (%s) failed; the previous library keeps serving", trigger)
                 return None
             self.seen = seen
+            self.service.metrics.broken_case_files.set(len({p.path for p in outcome.problems}))
             label = reload_label(outcome)
             self.service.metrics.library_reloads.labels(outcome=label).inc()
             log.log(

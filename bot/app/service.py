@@ -20,6 +20,7 @@ from bot.library.case_store import CaseLibrary
 from bot.matching.matcher import MatchConfig, Matcher
 from bot.matching.textindex import BM25Index
 from bot.model.case import Case, Lang
+from bot.model.excerpt import Excerpt
 from bot.model.ids import canonical_id
 from bot.model.results import MatchResult, Reply
 from bot.ops.metrics import Metrics
@@ -66,7 +67,7 @@ def _snapshot(library: CaseLibrary, config: MatchConfig) -> _Snapshot:
     ids = list(library.cases)
     return _Snapshot(
         library=library,
-        matcher=Matcher(library.cases, library.signatures, config),
+        matcher=Matcher(library.cases, library.signatures, config, sets=library.sets),
         search_index=BM25Index([_search_text(library.cases[i]) for i in ids], max_df_share=0.6),
         search_ids=ids,
     )
@@ -175,7 +176,7 @@ class IncidentService:
 
     # -- matching -----------------------------------------------------------------------------------
 
-    def match(self, paste: str | bytes, *, slack_encoded: bool = True) -> MatchResult:
+    def match(self, paste: str | bytes | Excerpt, *, slack_encoded: bool = True) -> MatchResult:
         """Run the matcher under the per-request deadline. CPU-bound: async callers use an executor."""
         started = self._monotonic()
         result = self._state.matcher.match(

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.app.service import IncidentService
+from bot.app.services import Services
+from bot.app.workers import WorkerPools
 from bot.library.case_store import CaseLibrary, load_library
 from bot.matching.matcher import MatchConfig
 from bot.ops.settings import Settings
@@ -51,7 +53,7 @@ def build_service(settings: Settings, storage: Storage | None = None) -> Inciden
     library = load_cases(settings.cases_dir)
     store = storage or open_storage(settings.effective_database_url)
     store.migrate()
-    return IncidentService(
+    service = IncidentService(
         library,
         store,
         match_config=MatchConfig(max_bytes=settings.max_paste_bytes),
@@ -62,3 +64,11 @@ def build_service(settings: Settings, storage: Storage | None = None) -> Inciden
         digest_lookback_days=settings.digest_lookback_days,
         remote_similar=_remote_similar(settings.library_api_url) if settings.library_api_url else None,
     )
+    service.metrics.broken_case_files.set(len(library.broken_paths))
+    return service
+
+
+def build_services(settings: Settings, storage: Storage | None = None) -> Services:
+    """The service, its feedback side and the worker pools a long-running transport needs."""
+    pools = WorkerPools(match_workers=settings.match_workers, match_queue=settings.match_queue)
+    return Services.around(build_service(settings, storage), pools)

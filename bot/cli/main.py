@@ -17,13 +17,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.app.service import IncidentService
-from bot.cli.compose import build_service, load_cases, load_settings
+from bot.cli.compose import build_service, build_services, load_cases, load_settings
 from bot.cli.console import BANNER, Console
+from bot.cli.inputs import read_file, read_stream
 from bot.cli.stats_cmd import add_stats_parser
 from bot.cli.sync_cmd import add_sync_parser
 from bot.library.case_store import load_library
 from bot.matching.matcher import MatchConfig
 from bot.model.case import Lang
+from bot.model.excerpt import Excerpt
 from bot.ops.settings import Settings
 
 
@@ -58,11 +60,9 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0 if case else 1
 
 
-def _read_input(name: str, limit: int) -> bytes:
-    if name == "-":
-        return sys.stdin.buffer.read(limit + 1)
-    with open(name, "rb") as handle:
-        return handle.read(limit + 1) if limit > 64 << 20 else handle.read()
+def _read_input(name: str, limit: int) -> Excerpt:
+    """A log of any size: its head and tail within ``limit`` bytes (the middle is counted, not kept)."""
+    return read_stream(sys.stdin.buffer, limit) if name == "-" else read_file(name, limit)
 
 
 def _cmd_match(args: argparse.Namespace) -> int:
@@ -79,7 +79,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     status = 0
     for name in args.files:
         try:
-            data = _read_input(name, 256 << 20)
+            data = _read_input(name, settings.max_paste_bytes)
         except OSError as exc:
             print(f"incident-bot: cannot read {name}: {exc.strerror}", file=sys.stderr)
             status = 2
@@ -96,6 +96,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 "suspects": result.suspects.model_dump(mode="json") if result.suspects else None,
                 "truncated": result.truncated,
                 "skipped_bytes": result.skipped_bytes,
+                "skipped_lines": result.skipped_lines,
+                "long_lines": result.long_lines,
                 "timed_out": result.timed_out,
                 "elapsed_ms": round(elapsed, 2),
             }
@@ -174,10 +176,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from bot.app.services import Services
     from bot.slack.runtime import run_slack  # imports slack_bolt only when Slack is configured
 
-    return run_slack(settings, Services.around(build_service(settings)))
+    return run_slack(settings, build_services(settings))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,22 +17,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import re2
 from rapidfuzz import fuzz
 
 from bot.matching.normalize import Cleaned, clean
-from bot.matching.signatures import CompiledSignature, squash
+from bot.matching.signatures import SET_MAX_MEM, SET_SHARD, CompiledSignature, SignatureSets, locator, squash
 from bot.matching.suspects import extract_suspects
 from bot.matching.textindex import BM25Index
 from bot.model.case import Case, Strength
+from bot.model.excerpt import Excerpt
 from bot.model.results import Evidence, Match, MatchResult, SuspectInfo, Tier
 
 Clock = Callable[[], float]
 
-# Patterns per RE2 set, and the DFA memory each set may use: one pass of each set over the text says
-# which signatures hit. Measured on 40,000 patterns: 400 a set costs ~0.5 s over 2 MB, 4,000 ~0.05 s.
-_SET_SHARD = 4000
-_SET_MAX_MEM = 256 << 20
 _ERRORISH_PATTERN = (
     r"(?i)error|fail|fatal|exception|timed? ?out|killed|abort|terminat|xid|warn|panic|unable|cannot|invalid"
     r"|unexpected|lost|exceeded|refused|\bnan\b|segmentation|core dumped|oom|sig(?:kill|term|bus|abrt)"
@@ -41,8 +37,12 @@ _ERRORISH_PATTERN = (
 _QUOTED = re.compile(r"`([^`\n]{15,300})`|\"([^\"\n]{15,300})\"")
 _DIGITS = re.compile(r"\d{1,40}")
 _EVIDENCE_CHARS = 300
-_HITS_COUNTED = 10_000
+# Bounds on the signature stage: lines located per signature (the count shown stops there too), and hits
+# located per paste across all signatures; the deadline is checked every _CHECK_EVERY hits or lines.
 _LINES_KEPT = 2_000
+_HITS_PER_PASTE = 20_000
+_CHECK_EVERY = 256
+_DIGIT_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +56,8 @@ class MatchConfig:
     same_class_band: int = 5
     fuzzy_floor: int = 85
     docs_per_case: int = 16
-    set_shard: int = _SET_SHARD
-    set_max_mem: int = _SET_MAX_MEM
+    set_shard: int = SET_SHARD
+    set_max_mem: int = SET_MAX_MEM
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,15 +104,19 @@ class Matcher:
         cases: Mapping[str, Case],
         signatures: Sequence[CompiledSignature],
         config: MatchConfig | None = None,
+        *,
+        sets: SignatureSets | None = None,
     ) -> None:
+        """``sets``: RE2 sets already built for exactly ``signatures`` (the case store builds them while
+        screening); built here otherwise."""
         self.config = config or MatchConfig()
         self._cases = dict(cases)
         self._signatures = list(signatures)
-        self._sets = self._build_sets(self._signatures, self.config.set_shard, self.config.set_max_mem)
+        if sets is None or list(sets.signatures) != self._signatures:
+            sets = SignatureSets(self._signatures, self.config.set_shard, self.config.set_max_mem)
+        self._sets = sets
         self._text_regex: dict[int, Any] = {}
-        options = re2.Options()
-        options.log_errors = False
-        self._errorish = re2.compile(_ERRORISH_PATTERN, options)
+        self._errorish = re.compile(_ERRORISH_PATTERN)
         self._docs = self._build_docs(self._cases.values(), self._signatures)
         self._doc_index = BM25Index([doc.text for doc in self._docs])
 
@@ -121,34 +125,6 @@ class Matcher:
         return len(self._cases)
 
     # -- building -----------------------------------------------------------------------------------
-
-    @staticmethod
-    def _build_sets(signatures: Sequence[CompiledSignature], shard: int, max_mem: int) -> list[tuple[Any, list[int]]]:
-        """RE2 sets of at most ``shard`` patterns; a set RE2 cannot compile within ``max_mem`` is split
-        in halves until it does (a single pattern always compiles: it was checked at load time)."""
-        options = re2.Options()
-        options.log_errors = False
-        options.max_mem = max_mem
-        sets: list[tuple[Any, list[int]]] = []
-        pending = [list(range(i, min(i + shard, len(signatures)))) for i in range(0, len(signatures), shard)]
-        while pending:
-            members = pending.pop()
-            regex_set = re2.Set.SearchSet(options)
-            for index in members:
-                try:
-                    regex_set.Add(signatures[index].set_pattern(relaxed=True))
-                except re2.error:  # the widened form must never cost a signature: fall back to the exact one
-                    regex_set.Add(signatures[index].set_pattern())
-            try:
-                regex_set.Compile()
-            except re2.error:
-                if len(members) == 1:
-                    raise
-                half = len(members) // 2
-                pending.extend([members[:half], members[half:]])
-                continue
-            sets.append((regex_set, members))
-        return sets
 
     def _build_docs(self, cases: Any, signatures: Sequence[CompiledSignature]) -> list[_Doc]:
         by_case: dict[str, dict[str, tuple[Strength | None, int | None, bool]]] = defaultdict(dict)
@@ -168,20 +144,21 @@ class Matcher:
                     docs.append(_Doc(case_id, text, _mask(text), strength, sig_no, fallout))
         return docs
 
-    def _located(self, index: int) -> Any:
-        regex = self._text_regex.get(index)
-        if regex is None:
-            options = re2.Options()
-            options.log_errors = False
-            regex = re2.compile(self._signatures[index].set_pattern(), options)
-            self._text_regex[index] = regex
-        return regex
+    @property
+    def dropped(self) -> list[str]:
+        """Why signatures RE2 could not fit into a set are unused (the case store rejects such cases)."""
+        return [d.reason for d in self._sets.dropped]
+
+    def _located(self, index: int) -> Any | None:
+        if index not in self._text_regex:
+            self._text_regex[index] = locator(self._signatures[index])
+        return self._text_regex[index]
 
     # -- matching -----------------------------------------------------------------------------------
 
     def match(
         self,
-        paste: str | bytes,
+        paste: str | bytes | Excerpt,
         *,
         clock: Clock | None = None,
         deadline_s: float | None = None,
@@ -195,8 +172,7 @@ class Matcher:
 
         cleaned = clean(paste, self.config.max_bytes, slack_encoded=slack_encoded)
         tallies: dict[str, _Tally] = defaultdict(_Tally)
-        self._scan_signatures(cleaned, tallies)
-        timed_out = late()
+        timed_out = self._scan_signatures(cleaned, tallies, late)
         if not timed_out:
             timed_out = self._scan_text(cleaned, tallies, late)
         matches = self._rank(tallies)
@@ -208,6 +184,9 @@ class Matcher:
             reply_case_ids=reply_ids,
             truncated=cleaned.truncated,
             skipped_bytes=cleaned.skipped_bytes,
+            skipped_lines=cleaned.skipped_lines,
+            long_lines=cleaned.long_lines,
+            unread_bytes=cleaned.unread_bytes,
             timed_out=timed_out,
             lines_scanned=len(cleaned.raw_lines),
             suspects=suspects,
@@ -221,76 +200,102 @@ class Matcher:
         chosen = proof or [*tally.fallout, *tally.supporting]
         numbers = [n for index in chosen for n in tally.lines.get(index, [])]
         if not numbers and tally.text_evidence is not None:
-            numbers = [tally.text_evidence.line_no - 1]
+            numbers = [cleaned.index_of(tally.text_evidence.line_no)]
         collective = not proof and bool(tally.fallout)
         return extract_suspects(cleaned.raw_lines, numbers, failed=bool(proof), collective=collective).to_info()
 
-    def _scan_signatures(self, cleaned: Cleaned, tallies: dict[str, _Tally]) -> None:
+    def _scan_signatures(self, cleaned: Cleaned, tallies: dict[str, _Tally], late: Callable[[], bool]) -> bool:
+        """Tally every signature that hits a line. True when the deadline stopped it (what was found so
+        far is kept). At most ``_LINES_KEPT`` lines per signature and ``_HITS_PER_PASTE`` in all."""
         text = cleaned.text
-        hit: list[int] = []
-        for regex_set, members in self._sets:
-            for position in regex_set.Match(text) or ():
-                hit.append(members[position])
-        for index in hit:
-            sig = self._signatures[index]
+        budget = _HITS_PER_PASTE
+        for index in self._sets.candidates(text):
+            if late():
+                return True
+            program = self._located(index)
+            if program is None or budget <= 0:
+                continue
             line_numbers: list[int] = []
-            count = 0
             last = -1
-            for found in self._located(index).finditer(text):
-                line_no = cleaned.line_of(found.start())
-                if line_no == last:
-                    continue  # two hits on one line count once
-                last = line_no
-                if len(line_numbers) < _LINES_KEPT:
-                    line_numbers.append(line_no)
-                count += 1
-                if count >= _HITS_COUNTED:
+            for found in program.finditer(text):
+                budget -= 1
+                if budget % _CHECK_EVERY == 0 and late():
                     break
-            if not line_numbers:  # the set matched across a line break; no single line carries it
-                continue
-            first_line = line_numbers[0]
-            evidence = Evidence(
-                line=_evidence_line(cleaned, first_line),
-                line_no=first_line + 1,
-                matched=sig.pattern,
-                kind="signature",
-                strength=sig.strength,
-                count=count,
-            )
-            tally = tallies[sig.case_id]
-            if sig.strength is Strength.SUPPORTING:
-                tally.supporting[index] = evidence
-            elif sig.fallout:
-                tally.fallout[index] = evidence
-            else:
-                tally.decisive[index] = evidence
-            tally.counts[index] = count
-            tally.lines[index] = line_numbers
-            tally.specificity += len(sig.literal)
+                line_no = cleaned.line_of(found.start())
+                if line_no != last:  # two hits on one line count once
+                    last = line_no
+                    line_numbers.append(line_no)
+                if len(line_numbers) >= _LINES_KEPT or budget <= 0:
+                    break
+            if line_numbers:  # else the set matched across a line break; no single line carries it
+                self._tally_signature(index, cleaned, line_numbers, tallies)
+        return late()
 
-    def _candidate_lines(self, cleaned: Cleaned) -> list[int]:
-        seen: set[str] = set()
-        lines: list[int] = []
-        last = -1
-        for found in self._errorish.finditer(cleaned.text):
-            line_no = cleaned.line_of(found.start())
-            if line_no == last:
-                continue
-            last = line_no
-            shape = _mask(cleaned.clean_line(line_no))
-            if shape not in seen:
-                seen.add(shape)
-                lines.append(line_no)
+    def _tally_signature(
+        self, index: int, cleaned: Cleaned, line_numbers: list[int], tallies: dict[str, _Tally]
+    ) -> None:
+        sig = self._signatures[index]
+        first_line = line_numbers[0]
+        evidence = Evidence(
+            line=_evidence_line(cleaned, first_line),
+            line_no=cleaned.number_of(first_line),
+            matched=sig.pattern,
+            kind="signature",
+            strength=sig.strength,
+            count=len(line_numbers),
+        )
+        tally = tallies[sig.case_id]
+        if sig.strength is Strength.SUPPORTING:
+            tally.supporting[index] = evidence
+        elif sig.fallout:
+            tally.fallout[index] = evidence
+        else:
+            tally.decisive[index] = evidence
+        tally.counts[index] = len(line_numbers)
+        tally.lines[index] = line_numbers
+        tally.specificity += len(sig.literal)
+
+    def _candidate_lines(self, cleaned: Cleaned, late: Callable[[], bool]) -> tuple[list[int], bool]:
+        """Error-looking lines, one per shape (digits masked): up to a quarter of the cap from the head
+        and the rest from the tail, where errors usually are. Bounded by the number of lines (a repeated
+        line costs one hash lookup) and checked against the deadline. Returns (lines, timed out)."""
+        lines = cleaned.text.split("\n")
         cap = self.config.max_text_lines
-        if len(lines) > cap:
-            head = cap // 4
-            lines = lines[:head] + lines[-(cap - head) :]
-        return lines
+        head_cap = cap // 4
+        seen_lines: set[str] = set()
+        seen_shapes: set[str] = set()
+
+        def scan(order: range, limit: int) -> tuple[list[int], int, bool]:
+            found: list[int] = []
+            position = order.start
+            for step, position in enumerate(order):
+                if step % (_CHECK_EVERY * 8) == 0 and step and late():
+                    return found, position, True
+                line = lines[position]
+                if line in seen_lines or not line:
+                    continue
+                seen_lines.add(line)
+                if not self._errorish.search(line):
+                    continue
+                shape = line.lower().translate(_DIGIT_TO_ZERO)
+                if shape not in seen_shapes:
+                    seen_shapes.add(shape)
+                    found.append(position)
+                    if len(found) >= limit:
+                        return found, position, False
+            return found, position, False
+
+        tail, stop, timed_out = scan(range(len(lines) - 1, -1, -1), cap - head_cap)
+        if timed_out:
+            return sorted(tail), True
+        head, _, timed_out = scan(range(0, stop), head_cap + (cap - head_cap - len(tail)))
+        return sorted(set(head) | set(tail)), timed_out
 
     def _scan_text(self, cleaned: Cleaned, tallies: dict[str, _Tally], late: Callable[[], bool]) -> bool:
         if not self._docs:
             return False
-        for number, line_no in enumerate(self._candidate_lines(cleaned)):
+        candidates, timed_out = self._candidate_lines(cleaned, late)
+        for number, line_no in enumerate(candidates):
             if number % 32 == 0 and late():
                 return True
             line = cleaned.clean_line(line_no)
@@ -312,12 +317,12 @@ class Matcher:
                     tally.text_fallout = doc.fallout
                     tally.text_evidence = Evidence(
                         line=_evidence_line(cleaned, line_no),
-                        line_no=line_no + 1,
+                        line_no=cleaned.number_of(line_no),
                         matched=doc.text,
                         kind="text",
                         strength=doc.strength,
                     )
-        return False
+        return timed_out
 
     # -- scoring ------------------------------------------------------------------------------------
 

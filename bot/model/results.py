@@ -60,6 +60,9 @@ class MatchResult(BaseModel):
     reply_case_ids: list[str] = Field(default_factory=list)
     truncated: bool = False
     skipped_bytes: int = 0
+    skipped_lines: int | None = 0  # newlines in the skipped middle; None when they could not be counted
+    long_lines: int = 0  # lines over the line cap, matched by their head and tail
+    unread_bytes: int = 0  # the end of a file that was never fetched (a download stopped at its cap)
     timed_out: bool = False
     lines_scanned: int = 0
     suspects: SuspectInfo | None = None

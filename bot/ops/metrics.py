@@ -3,7 +3,7 @@ collide). ``render`` gives the text exposition format served on ``/metrics``."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -43,6 +43,17 @@ class Metrics:
         )
         self.library_reloads = Counter(
             "incident_bot_library_reloads", "Case library reloads, by outcome", ["outcome"], registry=self.registry
+        )
+        self.busy = Counter(
+            "incident_bot_busy",
+            "Pastes not matched because matching was at capacity (explicit: told to retry; unprompted: dropped)",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.broken_case_files = Gauge(
+            "incident_bot_broken_case_files",
+            "Case files the last load or reload rejected (their previous version, if any, keeps serving)",
+            registry=self.registry,
         )
 
     def render(self) -> bytes:

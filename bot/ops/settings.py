@@ -43,8 +43,10 @@ class Settings(BaseSettings):
     digest_lease_seconds: int = Field(default=600, ge=10, validation_alias="DIGEST_LEASE_SECONDS")
 
     match_deadline_seconds: float = Field(default=2.0, gt=0, le=60, validation_alias="MATCH_DEADLINE_SECONDS")
+    match_workers: int = Field(default=2, ge=1, le=64, validation_alias="MATCH_WORKERS")
+    match_queue: int = Field(default=6, ge=0, le=1000, validation_alias="MATCH_QUEUE")
     max_paste_bytes: int = Field(default=2 << 20, ge=1024, validation_alias="MAX_PASTE_BYTES")
-    max_file_bytes: int = Field(default=10 << 20, ge=1024, validation_alias="MAX_FILE_BYTES")
+    max_file_bytes: int = Field(default=32 << 20, ge=1024, validation_alias="MAX_FILE_BYTES")
     library_api_url: str | None = Field(default=None, validation_alias="LIBRARY_API_URL")
     library_sync_minutes: int = Field(default=0, ge=0, validation_alias="LIBRARY_SYNC_MINUTES")
     cases_reload_seconds: int = Field(default=0, ge=0, validation_alias="CASES_RELOAD_SECONDS")

@@ -205,7 +205,7 @@ def _evidence(raw: object) -> Evidence:
         raise _Invalid
     line = _need(_plain(_str(raw[0], _EVIDENCE_LINE, empty=True)))
     matched = _need(_plain(_str(raw[2], _EVIDENCE_MATCHED, empty=True)))
-    line_no = _need(_int(raw[1], 0, 10**9))
+    line_no = _need(_int(raw[1], -(10**9), 10**9))
     count = _need(_int(raw[3], 1, 10**9))
     return Evidence(line=line, line_no=line_no, matched=matched, kind="signature", count=count)
 

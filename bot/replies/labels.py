@@ -29,6 +29,10 @@ LABELS: dict[str, dict[Lang, str]] = {
     "digest.title": {"en": "Newly reviewed incident cases", "ko": "새로 검토된 사례"},
     "digest.empty": {"en": "No newly reviewed cases this period.", "ko": "이번 기간에 새로 검토된 사례가 없습니다."},
     "first_lesson": {"en": "Lesson", "ko": "교훈"},
+    "busy": {
+        "en": "I'm busy matching other pastes right now; please try again in a minute.",
+        "ko": "지금 다른 로그를 확인하느라 바쁩니다. 1분 뒤에 다시 시도해 주세요.",
+    },
     # buttons, votes and App Home (bot/interactive.py)
     "helpful": {"en": "Helpful", "ko": "도움됨"},
     "not_this": {"en": "Not this case", "ko": "이 사례 아님"},

@@ -148,9 +148,9 @@ def _evidence_part(match: Match, lang: Lang) -> tuple[str, str]:
     for ev in match.evidence[:2]:
         times = f" (×{ev.count})" if ev.count > 1 else ""
         md_lines.append(f"> {escape_mrkdwn(ev.line)}")
-        md_lines.append(f"_line {ev.line_no}{times} · matched_ `{escape_mrkdwn(_one_line(ev.matched, 150))}`")
+        md_lines.append(f"_{line_label(ev.line_no)}{times} · matched_ `{escape_mrkdwn(_one_line(ev.matched, 150))}`")
         plain_lines.append(f"  > {ev.line}")
-        plain_lines.append(f"    line {ev.line_no}{times}, matched: {_one_line(ev.matched, 150)}")
+        plain_lines.append(f"    {line_label(ev.line_no)}{times}, matched: {_one_line(ev.matched, 150)}")
     return f"*{heading}*\n" + "\n".join(md_lines), f"{heading}\n" + "\n".join(plain_lines)
 
 
@@ -219,10 +219,26 @@ def _pointer_plain(match: Match, lang: Lang) -> str:
     return f"  - {match.case_id} — {_one_line(title, 120)} ({_tier_text(match, lang)})"
 
 
+def line_label(number: int) -> str:
+    """``line 12``, or ``line 3 from the end`` when the lines before the skipped middle were not counted."""
+    return f"line {number:,}" if number > 0 else f"line {-number:,} from the end"
+
+
 def _notes(doc: _Doc, result: MatchResult, lang: Lang) -> None:
     notes = []
     if result.truncated:
-        notes.append(f"The paste was {result.skipped_bytes:,} bytes over the cap: its middle was skipped.")
+        lines = f", {result.skipped_lines:,} lines" if result.skipped_lines else ""
+        notes.append(
+            f"The middle of the paste ({result.skipped_bytes:,} bytes{lines}) was skipped: "
+            "its first and last parts were matched."
+        )
+    if result.unread_bytes:
+        notes.append(
+            f"The last {result.unread_bytes:,} bytes of the file were not fetched (over MAX_FILE_BYTES, "
+            "and Slack did not serve the file's end): an error at its end may be missing here."
+        )
+    if result.long_lines:
+        notes.append(f"{result.long_lines:,} lines over 4,000 characters were matched by their start and end.")
     if result.timed_out:
         notes.append("Matching hit its deadline; this is what was found in time.")
     if notes:

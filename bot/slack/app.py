@@ -6,7 +6,6 @@ With the rest of ``bot.slack``, the only part of ``bot/`` that imports slack_bol
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -27,7 +26,6 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.service import IncidentService
 from bot.app.services import Services
 from bot.ops.metrics import Metrics
 from bot.ops.settings import Settings
@@ -128,8 +126,8 @@ def create_app(
         process_before_response=process_before_response,
     )
     app.middleware(_observe_middleware(service.metrics))  # first: duplicates are counted and logged too
-    app.middleware(_dedupe_middleware(service, settings.dedupe_ttl_seconds))
-    app.error(_error_handler)
+    app.middleware(_dedupe_middleware(services, settings.dedupe_ttl_seconds))
+    app.error(_error_handler(service.metrics))
 
     register_all(app, services, settings)
     return app
@@ -207,7 +205,9 @@ def _skip(reason: str) -> BoltResponse:
     return BoltResponse(status=200, body="", headers={DUPLICATE_HEADER: reason})
 
 
-def _dedupe_middleware(service: IncidentService, ttl_seconds: int) -> Callable[..., Awaitable[BoltResponse | None]]:
+def _dedupe_middleware(services: Services, ttl_seconds: int) -> Callable[..., Awaitable[BoltResponse | None]]:
+    service = services.incident
+
     async def dedupe(
         body: dict[str, Any], context: AsyncBoltContext, next: Callable[[], Awaitable[BoltResponse]]
     ) -> BoltResponse | None:
@@ -222,7 +222,8 @@ def _dedupe_middleware(service: IncidentService, ttl_seconds: int) -> Callable[.
             # The same message also arrives as app_mention, which answers it as an explicit request.
             return _skip("mention")
         for key in dedupe_keys(body):
-            first = await asyncio.to_thread(service.storage.claim_event, key, service.now(), ttl_seconds)
+            # The I/O pool: a claim never waits behind matching (acks come after this middleware).
+            first = await services.pools.io(service.storage.claim_event, key, service.now(), ttl_seconds)
             if not first:
                 log.info("duplicate delivery skipped: %s", key.split(":", 1)[0])
                 return _skip("duplicate")
@@ -255,19 +256,24 @@ def _user_message(error: Exception) -> str:
     return _SORRY
 
 
-async def _error_handler(
-    error: Exception,
-    body: dict[str, Any],
-    client: AsyncWebClient | None,
-    respond: AsyncRespond | None,
+def _error_handler(metrics: Metrics) -> Callable[..., Awaitable[None]]:
+    async def on_error(
+        error: Exception, body: dict[str, Any], client: AsyncWebClient | None, respond: AsyncRespond | None
+    ) -> None:
+        """The one global error handler: log with context, and tell the user when they asked explicitly."""
+        where = _describe(body)
+        if isinstance(error, SlackApiError):
+            log.error("Slack API error %s (%s): %s", error.response.get("error"), error.response.status_code, where)
+        else:
+            log.error("unhandled error: %s", where, exc_info=error)
+        await _tell_user(_user_message(error), body, client, respond)
+
+    return on_error
+
+
+async def _tell_user(
+    text: str, body: Mapping[str, Any], client: AsyncWebClient | None, respond: AsyncRespond | None
 ) -> None:
-    """The one global error handler: log with context, and tell the user when they asked explicitly."""
-    where = _describe(body)
-    if isinstance(error, SlackApiError):
-        log.error("Slack API error %s (%s): %s", error.response.get("error"), error.response.status_code, where)
-    else:
-        log.error("unhandled error: %s", where, exc_info=error)
-    text = _user_message(error)
     event = body.get("event") or {}
     try:
         if respond is not None and body.get("response_url"):  # commands and buttons

@@ -24,6 +24,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 
 from bot.app.reloader import LibraryReloader
 from bot.app.services import Services
+from bot.app.workers import WorkerPools
 from bot.digest.scheduler import DigestSchedule
 from bot.ops.logs import configure_logging
 from bot.ops.settings import Settings
@@ -53,6 +54,7 @@ class SlackServer:
     background: set[asyncio.Task[object]] = field(default_factory=set)
     reloader: LibraryReloader | None = None
     sync: LibrarySync | None = None
+    pools: WorkerPools | None = None
 
     @property
     def addresses(self) -> list[tuple[str, int]]:
@@ -75,6 +77,8 @@ class SlackServer:
             _, late = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE_SECONDS)
             for task in late:
                 task.cancel()
+        if self.pools is not None:
+            self.pools.shutdown()
 
 
 def listener_tasks() -> list[asyncio.Task[object]]:
@@ -165,7 +169,7 @@ async def start_slack(
     runner = web.AppRunner(build_web_app(None if socket_mode else bolt, service))
     await runner.setup()
     await web.TCPSite(runner, settings.host, settings.port).start()
-    server = SlackServer(site_runner=runner, reloader=reloader)
+    server = SlackServer(site_runner=runner, reloader=reloader, pools=services.pools)
     if settings.slack_app_token is not None:
         app_token = settings.slack_app_token.get_secret_value()
         # apps.connections.open goes to SLACK_API_URL too (else it would go to slack.com).
