@@ -166,6 +166,7 @@ def bench_acks(seconds: float, bursts: int) -> dict[str, dict[str, float]]:
             "SLACK_BOT_TOKEN": TOKEN,
             "SLACK_SIGNING_SECRET": SECRET,
             "SLACK_API_URL": fake.base_url,
+            "SLACK_FILE_HOSTS": fake.url,
             "HOST": "127.0.0.1",
             "PORT": str(port),
             "DATA_DIR": tmp,

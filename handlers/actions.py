@@ -17,10 +17,11 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
-from bot.model.results import Vote
+from bot.model.results import Reply, Vote
 from bot.replies.buttons import ACTION_LANG, ACTION_OTHERS, VOTE_ACTIONS, click_from_body
+from bot.replies.render import message_reply
 from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
-from handlers.share import SHARE_ACTION_ID, regenerate, with_share_button
+from handlers.share import SHARE_ACTION_ID, SHARE_REFUSED, regenerate, with_share_button
 
 
 def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
@@ -34,12 +35,17 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         channel_id = (body.get("channel") or {}).get("id")
         langs = await user_langs(services, locales, client, user_id)
         value = str(action.get("value") or "")
-        got = await matched(services, True, regenerate, services, value, user_id, channel_id, langs)
-        if got is None:
-            await send_via_response_url(respond, busy_reply(langs))  # only to the clicker
+
+        def share() -> tuple[tuple[Reply, int | None] | None]:  # a 1-tuple: None inside means "refused"
+            return (regenerate(services, value, user_id, channel_id, langs),)
+
+        got = await matched(services, True, share)
+        if got is None or got[0] is None:  # busy, or not this user's answer in this channel: tell only them
+            refusal = busy_reply(langs) if got is None else message_reply(SHARE_REFUSED)
+            await send_via_response_url(services, respond, refusal, channel=channel_id, user=user_id)
             return
-        reply, reply_id = got
-        await send_via_response_url(respond, reply, in_channel=True)
+        reply, reply_id = got[0]
+        await send_via_response_url(services, respond, reply, channel=channel_id, user=user_id, in_channel=True)
         if channel_id and reply_id is None:
             # A shared answer is a post in the channel: it counts for the noise window.
             await services.pools.io(services.incident.record_reply, channel_id, "", "", reply, "command")
@@ -47,8 +53,9 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
     def vote_listener(vote: Vote) -> Callable[..., Awaitable[None]]:
         async def on_vote(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
             await ack()
-            reply = await services.pools.io(services.feedback.record_vote, click_from_body(body), vote)
-            await send_via_response_url(respond, reply)
+            click = click_from_body(body)
+            reply = await services.pools.io(services.feedback.record_vote, click, vote)
+            await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
 
         return on_vote
 
@@ -58,8 +65,9 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
     @app.action(ACTION_OTHERS)
     async def other_matches(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
         await ack()
-        reply = await services.pools.io(services.feedback.other_matches, click_from_body(body))
-        await send_via_response_url(respond, reply)
+        click = click_from_body(body)
+        reply = await services.pools.io(services.feedback.other_matches, click)
+        await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
 
     @app.action(ACTION_LANG)
     async def switch_language(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
@@ -70,4 +78,11 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         if answer.ok and click.ephemeral and answer.share and answer.reply_id is not None:
             reply = with_share_button(reply, f"r:{answer.reply_id}")
         # Only an ephemeral answer (the clicker's own) is replaced; a posted one stays as everyone sees it.
-        await send_via_response_url(respond, reply, replace=answer.ok and click.ephemeral)
+        await send_via_response_url(
+            services,
+            respond,
+            reply,
+            channel=click.channel_id,
+            user=click.user_id,
+            replace=answer.ok and click.ephemeral,
+        )

@@ -9,7 +9,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
 from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
-from handlers.share import VALUE_LIMIT, share_value, shareable, with_share_button
+from handlers.share import share_value, shareable, with_share_button
 
 
 def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
@@ -36,11 +36,11 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
             share=shareable(text),
         )
         if got is None:
-            await send_via_response_url(respond, busy_reply(langs))
+            await send_via_response_url(services, respond, busy_reply(langs), channel=channel_id, user=user_id)
             return
         reply, reply_id = got
         if shareable(text):
-            if reply_id is None and len(text) + 2 > VALUE_LIMIT and user_id:
+            if reply_id is None and share_value(text, None) is None and user_id:
                 # Too long for a button value: keep the answer's case ids in the reply log. The
                 # answer was shown only to the asker, so it is logged under the user, not the
                 # channel, and does not count for the channel's noise window.
@@ -48,4 +48,4 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
             value = share_value(text, reply_id)
             if value is not None:
                 reply = with_share_button(reply, value)
-        await send_via_response_url(respond, reply)
+        await send_via_response_url(services, respond, reply, channel=channel_id, user=user_id)

@@ -70,10 +70,19 @@ async def user_langs(
 
 
 async def send_via_response_url(
-    respond: AsyncRespond, reply: Reply, *, in_channel: bool = False, replace: bool = False
+    services: Services,
+    respond: AsyncRespond,
+    reply: Reply,
+    *,
+    channel: str | None,
+    user: str | None,
+    in_channel: bool = False,
+    replace: bool = False,
 ) -> None:
     """Post ``reply`` ephemerally (or for everyone with ``in_channel``), replacing the clicked message
     with ``replace``. Links never unfurl: a paste's URLs stay text."""
+    # Buttons are bound to where they are shown: the channel, and the user when only they see the answer.
+    reply = services.feedback.seal(reply, channel or "", None if in_channel else user)
     await respond(
         text=reply.text,
         blocks=reply.blocks,

@@ -90,12 +90,39 @@ def download_url(file: Mapping[str, Any]) -> str | None:
     return str(url) if url else None
 
 
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url`` in lower case ("" when it has none)."""
+    parsed = httpx.URL(url)
+    if not parsed.scheme or not parsed.host:
+        return ""
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.scheme}://{parsed.host}{port}".lower()
+
+
+class _SlackHostsOnly(httpx.AsyncBaseTransport):
+    """Sends a request (with the bot token) only to an allowed origin; a redirect is followed only when
+    it stays on one, so the token never leaves Slack's file hosts."""
+
+    def __init__(self, allowed: frozenset[str], inner: httpx.AsyncBaseTransport) -> None:
+        self.allowed = allowed
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if origin(str(request.url)) not in self.allowed:
+            raise FileDownloadError("The file's address is not on Slack's file servers; it was not fetched.")
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 async def download_file(
     url: str,
     token: str,
     max_bytes: int,
     *,
     max_file_bytes: int,
+    allowed_origins: frozenset[str],
     declared_size: int | None = None,
     timeout_s: float = 30.0,
     transport: httpx.AsyncBaseTransport | None = None,
@@ -105,13 +132,15 @@ async def download_file(
     or when the server ignores ranges, it is streamed, stopping after ``max_file_bytes`` (then only its
     start was read, and the excerpt says so by counting no tail).
 
-    Raises :class:`NotTextFile` for a binary body and :class:`FileDownloadError` for an HTML login page,
-    an HTTP error status or a network failure. Never logs the token.
+    Only ``allowed_origins`` (``https://files.slack.com``) ever see the token: ``url`` and every redirect
+    must stay on them. Raises :class:`NotTextFile` for a binary body and :class:`FileDownloadError` for
+    another host, an HTML login page, an HTTP error status or a network failure. Never logs the token.
     """
     headers = {"Authorization": f"Bearer {token}"}
+    guarded = _SlackHostsOnly(allowed_origins, transport or httpx.AsyncHTTPTransport())
     try:
         async with httpx.AsyncClient(
-            timeout=timeout_s, follow_redirects=True, max_redirects=3, transport=transport
+            timeout=timeout_s, follow_redirects=True, max_redirects=3, transport=guarded
         ) as client:
             if declared_size is not None and declared_size > max_file_bytes:
                 ranged = await _ends(client, url, headers, max_bytes, declared_size)

@@ -1,9 +1,11 @@
-"""``app_mention``: an explicit request. In a thread, the thread's parent message (the pasted log) is
-matched; at the top level, the mention's own text minus the mention is handled like ``/incident``."""
+"""``app_mention``: an explicit request. The mention's own message is read with its files (a log shared
+together with the mention is matched). In a thread reply, what the mention says is matched together with
+the thread's first message; otherwise its text minus the mention is handled like ``/incident``."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -11,8 +13,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
 from bot.model.case import Lang
+from bot.model.excerpt import Excerpt
 from bot.model.results import Reply
 from bot.ops.settings import Settings
+from bot.replies.mrkdwn import unescape_mrkdwn
 from bot.replies.render import message_reply
 from handlers.common import LocaleCache, busy_reply, matched, user_langs
 from handlers.messages import Paste, paste_from_message, post_reply
@@ -25,6 +29,19 @@ def strip_mentions(text: str) -> str:
     return _MENTION.sub(" ", text).strip()
 
 
+def _with_own_text(parent: Paste, own: str) -> Paste:
+    """The thread's first message followed by what the mention itself says (the error may be in either)."""
+    if not own:
+        return parent
+    if isinstance(parent.data, Excerpt):
+        extra = unescape_mrkdwn(own).encode("utf-8", "replace")
+        data = parent.data
+        if data.skipped_bytes:
+            return Paste(replace(data, tail=data.tail + b"\n" + extra), slack_encoded=False, error=parent.error)
+        return Paste(replace(data, head=data.head + b"\n" + extra), slack_encoded=False, error=parent.error)
+    return Paste(f"{parent.data}\n{own}".strip(), slack_encoded=True, error=parent.error)
+
+
 def register(app: AsyncApp, services: Services, settings: Settings, locales: LocaleCache) -> None:
     @app.event("app_mention")
     async def on_mention(event: dict[str, Any], client: AsyncWebClient) -> None:
@@ -32,14 +49,25 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         user_id = str(event.get("user") or "") or None
         thread_ts = event.get("thread_ts")
         langs = await user_langs(services, locales, client, user_id)
-        if thread_ts and thread_ts != event.get("ts"):
-            reply = await _match_parent(client, channel, str(thread_ts), langs)
+        own = await paste_from_message(event, client, settings)  # its text and any file shared with it
+        own_text = strip_mentions(own.data) if own is not None and isinstance(own.data, str) else ""
+        if own is not None and isinstance(own.data, Excerpt):
+            reply = await _match(own, langs)
+        elif thread_ts and thread_ts != event.get("ts") and services.feedback.is_paste(own_text or "x\ny"):
+            reply = await _match_thread(client, channel, str(thread_ts), own_text, langs)
         else:
-            text = strip_mentions(str(event.get("text") or "")) or "help"
             got = await matched(
-                services, True, services.feedback.answer, text, user_id=user_id, channel_id=channel, langs=langs
+                services,
+                True,
+                services.feedback.answer,
+                own_text or "help",
+                user_id=user_id,
+                channel_id=channel,
+                langs=langs,
             )
             reply = got[0] if got is not None else busy_reply(langs)
+            if own is not None and own.error and reply.tier is None and services.feedback.is_paste(own_text):
+                reply = message_reply(own.error)
         await post_reply(
             services,
             client,
@@ -50,15 +78,20 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
             source="mention",
         )
 
-    async def _match_parent(client: AsyncWebClient, channel: str, thread_ts: str, langs: tuple[Lang, Lang]) -> Reply:
+    async def _match_thread(
+        client: AsyncWebClient, channel: str, thread_ts: str, own_text: str, langs: tuple[Lang, Lang]
+    ) -> Reply:
         response = await client.conversations_replies(channel=channel, ts=thread_ts, limit=1)
         messages: list[dict[str, Any]] = response.get("messages") or []
-        parent = messages[0] if messages else None
-        paste: Paste | None = await paste_from_message(parent, client, settings) if parent else None
-        if paste is None:
+        parent = await paste_from_message(messages[0], client, settings) if messages else None
+        if parent is None and not own_text:
             return message_reply("I could not read the first message of this thread.")
+        paste = _with_own_text(parent or Paste("", slack_encoded=True), own_text)
         if not paste.data:
             return message_reply(paste.error or "The first message of this thread has nothing to match.")
+        return await _match(paste, langs)
+
+    async def _match(paste: Paste, langs: tuple[Lang, Lang]) -> Reply:
         result = await matched(services, True, services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
         if result is None:
             return busy_reply(langs)

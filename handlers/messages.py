@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
@@ -24,6 +25,7 @@ from bot.ops.settings import Settings
 from bot.replies.render import message_reply
 from handlers.common import LocaleCache, busy_reply, matched, user_langs
 from handlers.files import FileDownloadError, download_file, download_url, is_text_file
+from handlers.text import visible_text
 
 log = logging.getLogger(__name__)
 
@@ -48,21 +50,36 @@ def is_ignored(event: Mapping[str, Any], bot_user_id: str | None) -> bool:
     if event.get("bot_id") or event.get("bot_profile"):
         return True
     user = event.get("user")
-    return not user or (bot_user_id is not None and user == bot_user_id)
+    # Slackbot's own notices (in the bot's DM too) carry no bot_id but the user USLACKBOT.
+    return not user or user == "USLACKBOT" or (bot_user_id is not None and user == bot_user_id)
+
+
+NOT_TEXT = "Only text files and snippets can be matched; paste the log, or share it as a text file."
+EXTERNAL = "Files kept outside Slack (Google Drive, Dropbox, ...) can't be fetched; share the log as a Slack file."
 
 
 async def paste_from_message(message: Mapping[str, Any], client: AsyncWebClient, settings: Settings) -> Paste | None:
-    """The first text-like shared file of ``message`` (downloaded under the byte cap), else its text.
+    """The first text-like shared file of ``message`` (its head and tail), else its visible text.
 
     None when there is nothing to match. A file that cannot be used falls back to the text, with the
-    reason in ``error``.
+    reason in ``error``. A file entry that carries only its id (Slack Connect's ``check_file_info``, the
+    file on an ``app_mention``) is completed with ``files.info`` before anything is decided about it.
     """
-    text = str(message.get("text") or "")
+    text = visible_text(message)
     error: str | None = None
     files = [f for f in (message.get("files") or [])[:_MAX_FILES] if isinstance(f, dict)]
-    for file in files:
+    for listed in files:
+        try:
+            file = await _complete(listed, client)
+        except SlackApiError as problem:
+            log.info("files.info failed for a shared file: %s", problem.response.get("error"))
+            error = "The shared file could not be looked up in Slack (files.info)."
+            continue
+        if file.get("is_external"):
+            error = error or EXTERNAL
+            continue
         if not is_text_file(file):
-            error = error or "Only text files and snippets can be matched."
+            error = error or NOT_TEXT
             continue
         try:
             data = await _download(file, client, settings)
@@ -76,13 +93,21 @@ async def paste_from_message(message: Mapping[str, Any], client: AsyncWebClient,
     return Paste("", slack_encoded=True, error=error) if error else None
 
 
+def _is_stub(file: Mapping[str, Any]) -> bool:
+    return file.get("file_access") == "check_file_info" or not (
+        file.get("mimetype") or file.get("filetype") or file.get("url_private")
+    )
+
+
+async def _complete(file: dict[str, Any], client: AsyncWebClient) -> dict[str, Any]:
+    if not _is_stub(file) or not file.get("id"):
+        return file
+    info = await client.files_info(file=str(file["id"]))
+    return {**file, **(info.get("file") or {})}
+
+
 async def _download(file: dict[str, Any], client: AsyncWebClient, settings: Settings) -> Excerpt:
     url = download_url(file)
-    if url is None and file.get("id"):
-        # Events may carry only the id (file_access "check_file_info"): ask files.info for the URL.
-        info = await client.files_info(file=str(file["id"]))
-        file = {**file, **(info.get("file") or {})}
-        url = download_url(file)
     if url is None:
         raise FileDownloadError("The shared file has no download URL.")
     size = file.get("size")
@@ -91,6 +116,7 @@ async def _download(file: dict[str, Any], client: AsyncWebClient, settings: Sett
         client.token or "",
         settings.max_paste_bytes,
         max_file_bytes=settings.max_file_bytes,
+        allowed_origins=settings.file_origins,
         declared_size=int(size) if isinstance(size, int) else None,
     )
 
@@ -107,6 +133,7 @@ async def post_reply(
 ) -> None:
     """Post ``reply`` (in ``thread_ts`` when given) and log it. Never ``link_names``/``parse``: escaped
     user text stays inert."""
+    reply = services.feedback.seal(reply, channel, None)  # a posted answer's buttons: for this channel only
     response = await client.chat_postMessage(
         channel=channel,
         thread_ts=thread_ts,
@@ -165,6 +192,9 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
                 services, True, services.feedback.answer, paste.data, user_id=user_id, channel_id=channel, langs=langs
             )
             reply = got[0] if got is not None else busy_reply(langs)
+            if paste.error and reply.tier is None and services.feedback.is_paste(paste.data):
+                # A file that can't be matched (an image) and a comment that matches nothing: say why.
+                reply = message_reply(paste.error)
         await post_reply(
             services,
             client,

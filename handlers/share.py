@@ -10,7 +10,7 @@ from bot.app.services import Services
 from bot.model.case import Lang
 from bot.model.results import Button, Reply
 from bot.replies.buttons import with_buttons
-from bot.replies.render import message_reply
+from bot.replies.seal import SEAL_CHARS
 
 SHARE_ACTION_ID = "share_in_channel"
 VALUE_LIMIT = 2000  # Block Kit button value
@@ -26,7 +26,7 @@ def shareable(text: str) -> bool:
 
 def share_value(text: str, reply_id: int | None) -> str | None:
     """The button value for an answer: the command text if it fits, else the reply-log id, else None."""
-    if len(text) + 2 <= VALUE_LIMIT:
+    if len(text) + 2 + SEAL_CHARS <= VALUE_LIMIT:
         return "t:" + text
     return f"r:{reply_id}" if reply_id is not None else None
 
@@ -37,12 +37,19 @@ def with_share_button(reply: Reply, value: str) -> Reply:
     return with_buttons(reply, [share], first=True)
 
 
+SHARE_REFUSED = "This answer can no longer be shared; run /incident again."
+
+
 def regenerate(
     services: Services, value: str, user_id: str, channel_id: str | None, langs: tuple[Lang, Lang]
-) -> tuple[Reply, int | None]:
-    """The answer a Share button stands for, and its reply-log id when a match answer was logged here
-    (blocking: storage and possibly matching)."""
-    kind, _, rest = value.partition(":")
+) -> tuple[Reply, int | None] | None:
+    """The answer a Share button stands for, and its reply-log id when a match answer was logged here;
+    None when the button was not shown to this user in this channel, or its answer is gone (blocking:
+    storage and possibly matching)."""
+    opened = services.feedback.unseal(value, channel_id or "", user_id)
+    if opened is None:
+        return None
+    kind, _, rest = opened.partition(":")
     if kind == "t" and shareable(rest):
         # A shared match answer gets its buttons; it is posted through the response_url, so the bot never
         # learns its ts: logged first, under the channel, and the buttons carry the id.
@@ -51,4 +58,4 @@ def regenerate(
         record = services.incident.storage.get_reply(int(rest))
         if record is not None and record.case_ids:
             return services.incident.lookup(record.case_ids[0], langs), None
-    return message_reply("This answer can no longer be shared; run /incident again."), None
+    return None

@@ -35,11 +35,11 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         paste = await paste_from_message(message, client, settings)
         if paste is None or not paste.data:
             note = (paste.error if paste else None) or "This message has no text or text file to match."
-            await send_via_response_url(respond, message_reply(note))
+            await send_via_response_url(services, respond, message_reply(note), channel=channel, user=user_id)
             return
         result = await matched(services, True, services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
         if result is None:
-            await send_via_response_url(respond, busy_reply(langs))
+            await send_via_response_url(services, respond, busy_reply(langs), channel=channel, user=user_id)
             return
         ts = str(message.get("ts") or "")
         try:
@@ -58,4 +58,4 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
             private, _ = await services.pools.io(
                 services.feedback.private_match_reply, result, langs, user_id or channel, "shortcut"
             )
-            await send_via_response_url(respond, private)
+            await send_via_response_url(services, respond, private, channel=channel, user=user_id)

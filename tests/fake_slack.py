@@ -97,6 +97,8 @@ class FakeSlack:
         self._base_ts = int(time.time())
         self.user_locales: dict[str, str] = {}
         self.files: dict[str, bytes] = {}
+        self.file_types: dict[str, tuple[str, str]] = {}  # name -> (mimetype, filetype) files.info reports
+        self.redirects: dict[str, str] = {}  # name -> where GET /files/<name> redirects (302)
         self.ranges = True  # answer "Range: bytes=..." with 206 and the part, as Slack's file servers do
         self.views: dict[str, dict[str, Any]] = {}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -251,6 +253,8 @@ class FakeSlack:
                     "file": {
                         "id": name,
                         "name": name,
+                        "mimetype": self.file_types.get(name, ("text/plain", "text"))[0],
+                        "filetype": self.file_types.get(name, ("text/plain", "text"))[1],
                         "size": len(self.files[name]),
                         "url_private": private,
                         "url_private_download": private,
@@ -330,7 +334,9 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             if split.path.startswith("/files/"):
                 fake._record(Call(split.path, self.command, args, headers))
                 name = split.path.removeprefix("/files/")
-                if not headers.get("authorization", "").startswith("Bearer ") or name not in fake.files:
+                if name in fake.redirects:
+                    self._send(302, b"", "text/plain", {"Location": fake.redirects[name]})
+                elif not headers.get("authorization", "").startswith("Bearer ") or name not in fake.files:
                     self._send(200, b"<!DOCTYPE html><html><body>Sign in to Slack</body></html>", "text/html")
                 elif fake.ranges and headers.get("range", "").startswith("bytes="):
                     self._send(206, _byte_range(fake.files[name], headers["range"]), "application/octet-stream")

@@ -70,6 +70,7 @@ def harness_settings(fake: FakeSlack, **extra: Any) -> Settings:
         "SLACK_BOT_TOKEN": BOT_TOKEN,
         "SLACK_SIGNING_SECRET": SECRET,
         "SLACK_API_URL": fake.base_url,
+        "SLACK_FILE_HOSTS": fake.url,  # the fake serves the files, as files.slack.com does
         "HOST": "127.0.0.1",
         "PORT": 0,
     }

@@ -205,6 +205,7 @@ async def test_sync_runs_never_overlap(tmp_path: Path) -> None:
 
 class _NoSlack:
     base_url = "http://127.0.0.1:9/api/"
+    url = "http://127.0.0.1:9"
 
 
 def _memory() -> Storage:

@@ -121,7 +121,7 @@ async def test_lookup_follows_preference_then_locale(
     assert (en < ko) == (first == "en")
     [actions] = [b for b in body["blocks"] if b["type"] == "actions"]
     assert actions["elements"][0]["action_id"] == "share_in_channel"
-    assert actions["elements"][0]["value"] == "t:IL-0427"
+    assert actions["elements"][0]["value"].startswith("t:IL-0427~")  # sealed for this channel and user
     users_info = h.fake.calls("users.info")
     assert users_info and users_info[0].body.get("include_locale") in ("true", "1", True)
 
@@ -493,22 +493,29 @@ async def test_health_and_readiness(h: SlackHarness) -> None:
 
 
 async def test_file_download_refuses_login_pages_and_keeps_head_and_tail(fake: HarnessSlack) -> None:
+    ORIGINS = frozenset({fake.url})
     fake.files["F1"] = b"x" * 5000
     url = f"{fake.url}/files/F1"
-    whole = await download_file(url, BOT_TOKEN, 10_000, max_file_bytes=10_000)
+    whole = await download_file(url, BOT_TOKEN, 10_000, max_file_bytes=10_000, allowed_origins=ORIGINS)
     assert whole.head == b"x" * 5000 and not whole.skipped_bytes
     with pytest.raises(FileDownloadError, match="login page"):
-        await download_file(f"{fake.url}/files/NOPE", BOT_TOKEN, 10_000, max_file_bytes=10_000)  # Slack's HTML page
+        await download_file(
+            f"{fake.url}/files/NOPE", BOT_TOKEN, 10_000, max_file_bytes=10_000, allowed_origins=ORIGINS
+        )  # an HTML page
     fake.files["F2"] = b"head\n" + b"y\n" * 10_000 + b"tail\n"
     url = f"{fake.url}/files/F2"
-    streamed = await download_file(url, BOT_TOKEN, 1024, max_file_bytes=1 << 20)
+    streamed = await download_file(url, BOT_TOKEN, 1024, max_file_bytes=1 << 20, allowed_origins=ORIGINS)
     assert streamed.head.startswith(b"head") and streamed.tail.endswith(b"tail\n")
     assert streamed.skipped_lines == 10_002 - streamed.head.count(b"\n") - streamed.tail.count(b"\n")
-    ranged = await download_file(url, BOT_TOKEN, 1024, max_file_bytes=4096, declared_size=len(fake.files["F2"]))
+    ranged = await download_file(
+        url, BOT_TOKEN, 1024, max_file_bytes=4096, declared_size=len(fake.files["F2"]), allowed_origins=ORIGINS
+    )
     assert ranged.head.startswith(b"head") and ranged.tail.endswith(b"tail\n") and ranged.skipped_lines is None
     assert [c.headers.get("range") for c in fake.calls("/files/F2")][-2:] == ["bytes=0-255", "bytes=-768"]
     fake.ranges = False  # a server that ignores Range: streamed up to the cap, and the end is said to be unread
-    capped = await download_file(url, BOT_TOKEN, 1024, max_file_bytes=4096, declared_size=len(fake.files["F2"]))
+    capped = await download_file(
+        url, BOT_TOKEN, 1024, max_file_bytes=4096, declared_size=len(fake.files["F2"]), allowed_origins=ORIGINS
+    )
     assert capped.unread_bytes > 0 and not capped.tail.endswith(b"tail\n")
 
 
@@ -526,7 +533,7 @@ async def test_runtime_starts_the_digest_schedule_and_stops_cleanly(
     server = await start_slack(settings, Services.around(service))
     try:
         assert server.schedule is not None and len(server.background) == 2  # digest catch-up, reloader
-        catch_up = next(t for t in server.background if "start" in repr(t.get_coro()))
+        catch_up = next(t for t in server.background if t.get_name() == "digest-catch-up")
         await asyncio.wait([catch_up], timeout=10)
         assert server.schedule.scheduler.running and server.schedule.next_run_time() is not None
         host, port = server.addresses[0]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.storage import ReplyRecord, Storage, open_storage
+from bot.storage import ReplyRecord, Storage, StorageMisconfigured, open_storage
 from bot.storage.memory import MemoryStorage
 
 T0 = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
@@ -69,7 +69,7 @@ def test_sqlite_url_creates_parent_directories(tmp_path: object) -> None:
 
 
 def test_unknown_scheme_is_refused() -> None:
-    with pytest.raises(ValueError, match="sqlite"):
+    with pytest.raises(StorageMisconfigured, match="DATABASE_URL must start with sqlite"):
         open_storage("mysql://x")
 
 

@@ -6,6 +6,7 @@ A mixin of ``IncidentService``: it uses the service's storage, library snapshot 
 
 from __future__ import annotations
 
+import secrets
 from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
@@ -26,14 +27,26 @@ from bot.replies.buttons import (
 )
 from bot.replies.clicks import ClickAnswer, invalid_reply, other_matches_reply, vote_reply
 from bot.replies.home import HOME_LIST, CaseVotes, FeedbackSummary, build_home_view
+from bot.replies.seal import seal_reply, unseal
 from bot.storage.base import ReplyRecord, Vote
 
 
 class FeedbackService:
     """The interactive side of answers; ``incident`` does the matching, rendering and storage."""
 
-    def __init__(self, incident: IncidentService) -> None:
+    def __init__(self, incident: IncidentService, button_key: bytes | None = None) -> None:
+        """``button_key`` seals button values (``bot.replies.seal``); replicas must share it, so the
+        composition root derives it from a deployment secret. The default is random: one process only."""
         self.incident = incident
+        self._key = button_key or secrets.token_bytes(32)
+
+    def seal(self, reply: Reply, channel: str, user: str | None) -> Reply:
+        """``reply`` with its button values bound to ``channel`` (and ``user``, for a private answer)."""
+        return seal_reply(reply, self._key, channel, user)
+
+    def unseal(self, value: str, channel: str, user: str) -> str | None:
+        """A clicked button's value when the click comes from where the button was shown; else None."""
+        return unseal(value, self._key, channel, user)
 
     @staticmethod
     def is_paste(text: str) -> bool:
@@ -102,7 +115,8 @@ class FeedbackService:
         not one of ours, the reply is unknown, or the click does not fit it: the case must be the
         reply's best case, and the click must come from the reply's channel (or, for an answer shown
         only to one person, from that person)."""
-        payload = parse_value(click.value)
+        value = self.unseal(click.value, click.channel_id, click.user_id)
+        payload = parse_value(value) if value is not None else None
         if payload is None:
             return None
         if payload.reply_id is not None:

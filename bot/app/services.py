@@ -19,5 +19,7 @@ class Services:
     pools: WorkerPools = field(default_factory=WorkerPools)
 
     @classmethod
-    def around(cls, incident: IncidentService, pools: WorkerPools | None = None) -> Services:
-        return cls(incident=incident, feedback=FeedbackService(incident), pools=pools or WorkerPools())
+    def around(
+        cls, incident: IncidentService, pools: WorkerPools | None = None, button_key: bytes | None = None
+    ) -> Services:
+        return cls(incident=incident, feedback=FeedbackService(incident, button_key), pools=pools or WorkerPools())

@@ -14,6 +14,7 @@ from bot.app.workers import WorkerPools
 from bot.library.case_store import CaseLibrary, load_library
 from bot.matching.matcher import MatchConfig
 from bot.ops.settings import Settings
+from bot.replies.seal import derive_key
 from bot.storage import Storage, open_storage
 
 log = logging.getLogger("incident_bot")
@@ -48,11 +49,14 @@ def _remote_similar(api_url: str) -> Any:
     return similar
 
 
-def build_service(settings: Settings, storage: Storage | None = None) -> IncidentService:
-    """The one place where the library, storage and service are put together."""
+def build_service(settings: Settings, storage: Storage | None = None, *, migrate: bool = True) -> IncidentService:
+    """The one place where the library, storage and service are put together. ``migrate`` opens storage
+    here (raising :class:`StorageError` with one line naming the setting); ``run`` opens it itself, with
+    retries."""
     library = load_cases(settings.cases_dir)
     store = storage or open_storage(settings.effective_database_url)
-    store.migrate()
+    if migrate:
+        store.migrate()
     service = IncidentService(
         library,
         store,
@@ -68,7 +72,16 @@ def build_service(settings: Settings, storage: Storage | None = None) -> Inciden
     return service
 
 
-def build_services(settings: Settings, storage: Storage | None = None) -> Services:
+def build_services(settings: Settings, storage: Storage | None = None, *, migrate: bool = True) -> Services:
     """The service, its feedback side and the worker pools a long-running transport needs."""
     pools = WorkerPools(match_workers=settings.match_workers, match_queue=settings.match_queue)
-    return Services.around(build_service(settings, storage), pools)
+    return Services.around(build_service(settings, storage, migrate=migrate), pools, button_key(settings))
+
+
+def button_key(settings: Settings) -> bytes | None:
+    """The key that binds button values to where they were shown, the same on every replica: derived from
+    the signing secret (HTTP mode), else the app token (Socket Mode), else the bot token."""
+    for secret in (settings.slack_signing_secret, settings.slack_app_token, settings.slack_bot_token):
+        if secret is not None:
+            return derive_key(secret.get_secret_value())
+    return None

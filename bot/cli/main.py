@@ -27,6 +27,7 @@ from bot.matching.matcher import MatchConfig
 from bot.model.case import Lang
 from bot.model.excerpt import Excerpt
 from bot.ops.settings import Settings
+from bot.storage import StorageError, StorageUnavailable
 
 
 def _settings_from_args(args: argparse.Namespace) -> Settings:
@@ -52,7 +53,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    service = build_service(_settings_from_args(args))
+    from bot.storage.memory import MemoryStorage  # showing a case needs no database
+
+    service = build_service(_settings_from_args(args), MemoryStorage())
     choices: dict[str, tuple[Lang, ...]] = {"en": ("en",), "ko": ("ko",), "both": ("en", "ko")}
     case = service.get_case(args.id)
     reply = service.lookup(args.id, choices[args.lang])
@@ -178,7 +181,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 2
     from bot.slack.runtime import run_slack  # imports slack_bolt only when Slack is configured
 
-    return run_slack(settings, build_services(settings))
+    services = build_services(settings, migrate=False)
+    try:
+        services.incident.storage.migrate()
+    except StorageUnavailable as exc:  # run retries it, serving /readyz 503 meanwhile
+        print(f"incident-bot: storage not reachable yet, will retry: {exc}", file=sys.stderr)
+    return run_slack(settings, services)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -230,6 +238,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.func = _cmd_default
     try:
         result: int = args.func(args)
+    except StorageError as exc:  # one line naming the setting; a misconfigured database is not a crash
+        print(f"incident-bot: {exc}", file=sys.stderr)
+        return 2
     except ValidationError as exc:
         # Never echo the inputs: they include tokens.
         problems = [

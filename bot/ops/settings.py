@@ -30,6 +30,7 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(default=None, validation_alias="SLACK_SIGNING_SECRET")
     slack_app_token: SecretStr | None = Field(default=None, validation_alias="SLACK_APP_TOKEN")
     slack_api_url: str = Field(default="https://slack.com/api/", validation_alias="SLACK_API_URL")
+    slack_file_hosts: str = Field(default="https://files.slack.com", validation_alias="SLACK_FILE_HOSTS")
     port: int = Field(default=3000, ge=0, le=65535, validation_alias="PORT")
     host: str = Field(default="0.0.0.0", validation_alias="HOST")  # noqa: S104 - a server listens on all interfaces
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(default="INFO", validation_alias="LOG_LEVEL")
@@ -62,6 +63,12 @@ class Settings(BaseSettings):
         return self.slack_app_token is not None
 
     @property
+    def file_origins(self) -> frozenset[str]:
+        """``SLACK_FILE_HOSTS`` as origins (``https://files.slack.com``): the only places the bot token goes
+        to download a shared file."""
+        return frozenset(part.strip().rstrip("/").lower() for part in self.slack_file_hosts.split(",") if part.strip())
+
+    @property
     def effective_database_url(self) -> str:
         if self.database_url:
             return self.database_url
@@ -72,6 +79,14 @@ class Settings(BaseSettings):
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("slack_file_hosts")
+    @classmethod
+    def _origins(cls, value: str) -> str:
+        for part in (p.strip() for p in value.split(",")):
+            if part and (not part.startswith(("http://", "https://")) or "/" in part.split("://", 1)[1].rstrip("/")):
+                raise ValueError(f"{part!r} must be an origin such as https://files.slack.com (scheme and host only)")
         return value
 
     @field_validator("slack_api_url")

@@ -19,6 +19,7 @@ from bot.model.results import Button, Evidence, Match, MatchResult, Reply, Suspe
 from bot.replies.blocks import ACTIONS_ELEMENTS, MESSAGE_BLOCKS, cut
 from bot.replies.labels import label
 from bot.replies.mrkdwn import escape_mrkdwn, truncate, unescape_mrkdwn
+from bot.replies.seal import SEAL_CHARS
 
 ACTION_HELPFUL = "feedback_helpful"
 ACTION_NOT_THIS = "feedback_not_this_case"
@@ -29,7 +30,7 @@ VOTE_ACTIONS: dict[str, Literal["helpful", "not_helpful"]] = {
     ACTION_NOT_THIS: "not_helpful",
 }
 
-VALUE_LIMIT = 2000  # Block Kit button value
+VALUE_LIMIT = 2000 - SEAL_CHARS  # Block Kit's 2,000 characters, with room for the seal (bot.replies.seal)
 BUTTON_TEXT_LIMIT = 75
 MAX_RUNNERS = 6
 _VERSION = 1

@@ -12,7 +12,7 @@ from bot.model.results import Reply
 from bot.replies.blocks import MESSAGE_BLOCKS, case_title, context, cut, header, section
 from bot.replies.buttons import ButtonPayload, text
 from bot.replies.labels import TIER_TEXT
-from bot.replies.mrkdwn import escape_mrkdwn, link
+from bot.replies.mrkdwn import escape_mrkdwn, fallback, link
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class ClickAnswer:
 
 def note_reply(message: str) -> Reply:
     """A short ephemeral note (escaped, one section)."""
-    return Reply(text=cut(message, 3000), blocks=[section(escape_mrkdwn(message))], plain=message)
+    return Reply(text=fallback(message), blocks=[section(escape_mrkdwn(message))], plain=message)
 
 
 def vote_reply(case_id: str, vote: Literal["helpful", "not_helpful"], lang: Lang) -> Reply:
@@ -36,7 +36,7 @@ def vote_reply(case_id: str, vote: Literal["helpful", "not_helpful"], lang: Lang
     said = text(f"voted.{vote}", lang, case=case_id)
     hint = text("voted.change", lang)
     return Reply(
-        text=cut(said, 3000),
+        text=fallback(said),
         blocks=[section(escape_mrkdwn(said)), context(escape_mrkdwn(hint))],
         plain=f"{said}\n{hint}",
         case_ids=[case_id],
@@ -68,7 +68,7 @@ def other_matches_reply(payload: ButtonPayload, cases: Mapping[str, Case]) -> Re
     plain = [heading]
     if not found:
         none = text("others.none", lang)
-        return Reply(text=none, blocks=[*blocks, section(escape_mrkdwn(none))], plain=f"{heading}\n{none}")
+        return Reply(text=fallback(none), blocks=[*blocks, section(escape_mrkdwn(none))], plain=f"{heading}\n{none}")
     for runner, case in found:
         title = cut(" ".join(case_title(case, lang).split()), 150)
         summary = _first_sentence(case.summary, lang, 280)
@@ -81,9 +81,9 @@ def other_matches_reply(payload: ButtonPayload, cases: Mapping[str, Case]) -> Re
         blocks.append(section(md))
         plain.append(f"  {case.id} — {title} ({tier})" + (f"\n    {summary}" if summary else ""))
     blocks.append(context(escape_mrkdwn(text("others.hint", lang))))
-    fallback = f"{heading}: " + ", ".join(case.id for _, case in found)
+    summary_line = f"{heading}: " + ", ".join(case.id for _, case in found)
     return Reply(
-        text=cut(fallback, 3000),
+        text=fallback(summary_line),
         blocks=blocks[:MESSAGE_BLOCKS],
         plain="\n".join(plain),
         case_ids=[case.id for _, case in found],

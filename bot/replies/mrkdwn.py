@@ -54,3 +54,10 @@ def truncate(text: str, limit: int) -> str:
     if space >= len(cut) - 20 and space > len(cut) // 2:
         cut = cut[:space]
     return cut.rstrip() + ELLIPSIS
+
+
+def fallback(text: str, limit: int = 3000) -> str:
+    """A message's top-level ``text`` (Slack renders it as mrkdwn in notifications and where blocks are
+    not shown): ``text`` on one line, escaped, cut at a safe boundary. Every reply's ``text`` is built
+    with this, so nothing a user typed can ping anyone or become a link there."""
+    return truncate(escape_mrkdwn(" ".join(text.split())), limit)

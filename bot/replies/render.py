@@ -14,7 +14,7 @@ from typing import Any
 from bot.model.case import Case, Lang, Localized
 from bot.model.results import Button, Match, MatchResult, Reply
 from bot.replies.labels import TIER_TEXT, label
-from bot.replies.mrkdwn import escape_mrkdwn, link, truncate
+from bot.replies.mrkdwn import escape_mrkdwn, fallback, link, truncate
 
 SECTION_LIMIT = 3000
 MESSAGE_BUDGET = 11_000
@@ -287,7 +287,7 @@ def _one_md(escaped: str) -> str:
 
 def message_reply(text: str) -> Reply:
     """A short plain message (help, confirmations, errors): escaped, one section."""
-    return Reply(text=text[:FALLBACK_LIMIT], blocks=[_section(escape_mrkdwn(text))], plain=text)
+    return Reply(text=fallback(text, FALLBACK_LIMIT), blocks=[_section(escape_mrkdwn(text))], plain=text)
 
 
 def unknown_id_reply(raw: str, suggestions: Sequence[Case], langs: Sequence[Lang]) -> Reply:
@@ -319,7 +319,7 @@ def _block(part: _Part, text: str) -> dict[str, Any]:
 
 def _finish(
     doc: _Doc,
-    fallback: str,
+    summary: str,
     buttons: Sequence[Button],
     *,
     case_ids: list[str] | None = None,
@@ -347,7 +347,7 @@ def _finish(
         blocks.append({"type": "actions", "elements": [_button(b) for b in buttons[:25]]})
     plain = "\n\n".join(part.plain for part in doc.parts if part.kind != "divider")
     return Reply(
-        text=_one_line(fallback, FALLBACK_LIMIT),
+        text=fallback(summary, FALLBACK_LIMIT),
         blocks=blocks,
         plain=plain,
         case_ids=case_ids or [],

@@ -29,6 +29,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app.services import Services
 from bot.ops.metrics import Metrics
 from bot.ops.settings import Settings
+from bot.storage import StorageError
 from handlers import register_all
 
 log = logging.getLogger(__name__)
@@ -223,7 +224,12 @@ def _dedupe_middleware(services: Services, ttl_seconds: int) -> Callable[..., Aw
             return _skip("mention")
         for key in dedupe_keys(body):
             # The I/O pool: a claim never waits behind matching (acks come after this middleware).
-            first = await services.pools.io(service.storage.claim_event, key, service.now(), ttl_seconds)
+            try:
+                first = await services.pools.io(service.storage.claim_event, key, service.now(), ttl_seconds)
+            except StorageError as exc:
+                # Not claimed, so not processed: a 503 makes Slack deliver it again later.
+                log.warning("event not claimed, storage unavailable (Slack will retry): %s", exc)
+                return BoltResponse(status=503, body="", headers={DUPLICATE_HEADER: "storage-unavailable"})
             if not first:
                 log.info("duplicate delivery skipped: %s", key.split(":", 1)[0])
                 return _skip("duplicate")
@@ -250,7 +256,12 @@ def _describe(body: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in bits.items() if v)
 
 
+STORAGE_DOWN = "The bot's database is unavailable right now; please try again in a minute."
+
+
 def _user_message(error: Exception) -> str:
+    if isinstance(error, StorageError):
+        return STORAGE_DOWN
     if isinstance(error, SlackApiError) and error.response.get("error") in {"not_in_channel", "channel_not_found"}:
         return "I can't post in this conversation: invite me with `/invite @incident-bot` and try again."
     return _SORRY
@@ -262,7 +273,9 @@ def _error_handler(metrics: Metrics) -> Callable[..., Awaitable[None]]:
     ) -> None:
         """The one global error handler: log with context, and tell the user when they asked explicitly."""
         where = _describe(body)
-        if isinstance(error, SlackApiError):
+        if isinstance(error, StorageError):
+            log.warning("storage unavailable while answering %s: %s", where, error)
+        elif isinstance(error, SlackApiError):
             log.error("Slack API error %s (%s): %s", error.response.get("error"), error.response.status_code, where)
         else:
             log.error("unhandled error: %s", where, exc_info=error)

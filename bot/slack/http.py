@@ -4,23 +4,36 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from urllib.parse import parse_qs
 
 import structlog
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.signature import SignatureVerifier
 
 from bot.app.service import IncidentService
 from bot.ops.metrics import CONTENT_TYPE, Metrics
+
+log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 # Slack's payloads are small (a message is at most 40,000 characters); aiohttp's default cap is 1 MiB.
 MAX_REQUEST_BYTES = 2 << 20
 
 
-def build_web_app(bolt: AsyncApp | None, service: IncidentService, metrics: Metrics | None = None) -> web.Application:
+def build_web_app(
+    bolt: AsyncApp | None,
+    service: IncidentService,
+    metrics: Metrics | None = None,
+    *,
+    signing_secret: str | None = None,
+    storage_problem: Callable[[], str | None] = lambda: None,
+) -> web.Application:
     """The aiohttp app: ``POST /slack/events`` into Bolt (omitted when ``bolt`` is None, i.e. Socket
     Mode), ``GET /healthz`` (the process is up), ``GET /readyz`` (library loaded, storage answers) and
     ``GET /metrics`` (Prometheus text format)."""
@@ -36,6 +49,9 @@ def build_web_app(bolt: AsyncApp | None, service: IncidentService, metrics: Metr
         return web.Response(text="ok")
 
     async def readyz(_: web.Request) -> web.Response:
+        problem = storage_problem()
+        if problem is not None:
+            return web.Response(status=503, text=f"storage not ready, retrying: {problem}")
         storage_ok = await asyncio.to_thread(service.storage.ping)
         if len(service.library) > 0 and storage_ok:
             return web.Response(text="ready")
@@ -48,13 +64,52 @@ def build_web_app(bolt: AsyncApp | None, service: IncidentService, metrics: Metr
     if bolt is not None:
         app = bolt
 
+        verifier = SignatureVerifier(signing_secret) if signing_secret else None
+
         async def slack_events(request: web.Request) -> web.Response:
+            if verifier is not None:
+                refusal = check_request(verifier, await request.read(), request.headers)
+                if refusal is not None:
+                    return refusal
             bolt_request = await to_bolt_request(request)
             bolt_response = await app.async_dispatch(bolt_request)
             return await to_aiohttp_response(bolt_response)
 
         web_app.router.add_post(EVENTS_PATH, slack_events)
     return web_app
+
+
+def _signed(verifier: SignatureVerifier, body: bytes, headers: Mapping[str, str]) -> bool:
+    try:
+        return verifier.is_valid(body, headers.get("X-Slack-Request-Timestamp"), headers.get("X-Slack-Signature"))
+    except (ValueError, TypeError, OverflowError):  # a timestamp like "abc", or of hundreds of digits
+        return False
+
+
+def _parses(body: bytes, content_type: str) -> bool:
+    """Whether a signed body is the JSON or form Slack sends (a form's ``payload`` holds JSON)."""
+    try:
+        text = body.decode("utf-8")
+        if content_type.startswith("application/json"):
+            return isinstance(json.loads(text), dict)
+        form = parse_qs(text, keep_blank_values=True, max_num_fields=200)
+        payload = form.get("payload")
+        return payload is None or isinstance(json.loads(payload[0]), dict)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+
+
+def check_request(verifier: SignatureVerifier, body: bytes, headers: Mapping[str, str]) -> web.Response | None:
+    """None for a request Slack signed whose content parses; else the answer: 401 for a missing, bad or
+    stale signature (nothing was parsed), 400 for malformed content under a good signature. One WARNING
+    line each, naming neither the body nor any header value."""
+    if not _signed(verifier, body, headers):
+        log.warning("request refused: missing, bad or stale Slack signature (%d bytes)", len(body))
+        return web.Response(status=401, text="invalid request signature")
+    if not _parses(body, headers.get("Content-Type", "")):
+        log.warning("request refused: signed, but not the JSON or form Slack sends (%d bytes)", len(body))
+        return web.Response(status=400, text="malformed request")
+    return None
 
 
 @web.middleware

@@ -23,6 +23,7 @@ from bot.library.client import LibraryClient
 from bot.library.sync import STATE_FILE, SyncJob, SyncReport
 from bot.ops.metrics import Metrics
 from bot.ops.settings import Settings
+from bot.storage import Storage, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -131,3 +132,40 @@ class LibrarySync:
     def close(self) -> None:
         if not self.running:  # a run still in flight keeps its client; the process is exiting anyway
             self.job.client.close()
+
+
+class StorageGate:
+    """Opens storage for a running bot: migrates it, retrying with backoff while the database cannot be
+    reached (``/readyz`` says not ready meanwhile), instead of exiting into a supervisor's restart loop.
+    Settings that cannot work are not retried: ``run`` checks them before it starts serving."""
+
+    def __init__(self, storage: Storage, first_delay: float = 1.0, max_delay: float = 30.0) -> None:
+        self.storage = storage
+        self.first_delay = first_delay
+        self.max_delay = max_delay
+        self.opened = asyncio.Event()
+        self.problem: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.opened.is_set()
+
+    async def attempt(self) -> bool:
+        """Migrate once; True when storage is open. A failure is remembered for ``/readyz`` and logged."""
+        try:
+            await asyncio.to_thread(self.storage.migrate)
+        except StorageError as exc:
+            self.problem = str(exc)
+            log.warning("storage is not ready: %s", exc)
+            return False
+        self.problem = None
+        self.opened.set()
+        return True
+
+    async def open(self) -> None:
+        """Retry with backoff (doubling up to ``max_delay``) until storage opens. Cancelled with the server."""
+        delay = self.first_delay
+        while not self.ready:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.max_delay)
+            await self.attempt()

@@ -30,7 +30,7 @@ from bot.ops.logs import configure_logging
 from bot.ops.settings import Settings
 from bot.slack.app import build_client, create_app
 from bot.slack.http import EVENTS_PATH, build_web_app
-from bot.slack.jobs import LibrarySync, build_digest_schedule
+from bot.slack.jobs import LibrarySync, StorageGate, build_digest_schedule
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,16 @@ async def start_slack(
     reloader = reloader or LibraryReloader(service, settings.cases_dir)
     await asyncio.to_thread(reloader.baseline)
     socket_mode = settings.slack_app_token is not None
-    runner = web.AppRunner(build_web_app(None if socket_mode else bolt, service))
+    secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
+    gate = StorageGate(service.storage)
+    await gate.attempt()  # usually opens here; if not, the retries below run beside the server
+
+    def storage_problem() -> str | None:
+        return None if gate.ready else (gate.problem or "opening")
+
+    runner = web.AppRunner(
+        build_web_app(None if socket_mode else bolt, service, signing_secret=secret, storage_problem=storage_problem)
+    )
     await runner.setup()
     await web.TCPSite(runner, settings.host, settings.port).start()
     server = SlackServer(site_runner=runner, reloader=reloader, pools=services.pools)
@@ -181,22 +190,29 @@ async def start_slack(
         log.info("Socket Mode connected; health checks on %s", server.addresses)
     else:
         log.info("HTTP mode: %s and health checks on %s", EVENTS_PATH, server.addresses)
+    if not gate.ready:
+        _background(server, gate.open(), "storage-gate")
     server.schedule = build_digest_schedule(settings, service)
     if server.schedule is not None:
-        # start() also posts a digest missed while the bot was down: run it beside the server.
-        task: asyncio.Task[object] = asyncio.create_task(server.schedule.start())
-        server.background.add(task)
-        task.add_done_callback(_log_failure)
+        # start() also posts a digest missed while the bot was down: run it beside the server, once the
+        # storage that holds the digest ledger is open.
+        _background(server, _after(gate, server.schedule.start()), "digest-catch-up")
     if settings.cases_reload_seconds > 0:
-        _background(server, reloader.watch(float(settings.cases_reload_seconds)))
+        _background(server, reloader.watch(float(settings.cases_reload_seconds)), "reload-watch")
     if settings.library_sync_minutes > 0 and settings.library_api_url:
         server.sync = LibrarySync(settings.library_api_url, settings, reloader)
-        _background(server, server.sync.loop(settings.library_sync_minutes * 60.0))
+        _background(server, server.sync.loop(settings.library_sync_minutes * 60.0), "library-sync")
     return server
 
 
-def _background(server: SlackServer, coro: Awaitable[object]) -> None:
+async def _after(gate: StorageGate, work: Awaitable[object]) -> object:
+    await gate.opened.wait()
+    return await work
+
+
+def _background(server: SlackServer, coro: Awaitable[object], name: str) -> None:
     task: asyncio.Task[object] = asyncio.ensure_future(coro)
+    task.set_name(name)
     server.background.add(task)
     task.add_done_callback(_log_failure)
 

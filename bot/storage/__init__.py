@@ -15,6 +15,9 @@ from bot.storage.base import (
     LangPref,
     ReplyRecord,
     Storage,
+    StorageError,
+    StorageMisconfigured,
+    StorageUnavailable,
     Vote,
 )
 
@@ -25,13 +28,17 @@ __all__ = [
     "LangPref",
     "ReplyRecord",
     "Storage",
+    "StorageError",
+    "StorageMisconfigured",
+    "StorageUnavailable",
     "Vote",
     "open_storage",
 ]
 
 
 def open_storage(url: str) -> Storage:
-    """Open (not migrate) the backend for ``url``. Raises ValueError for an unknown scheme.
+    """Open (not migrate) the backend for ``url``. Raises :class:`StorageMisconfigured` for an unknown
+    scheme or a SQLite file that cannot be created.
 
     Backends are imported lazily so a SQLite deployment never loads psycopg.
     """
@@ -40,10 +47,15 @@ def open_storage(url: str) -> Storage:
 
         path = sqlite_path(url)
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageMisconfigured(
+                    f"DATA_DIR / DATABASE_URL: cannot create {Path(path).parent}: {exc.strerror or exc}"
+                ) from None
         return SqliteStorage(path)
     if url.startswith(("postgresql://", "postgres://")):
         from bot.storage.postgres import PostgresStorage
 
         return PostgresStorage(url)
-    raise ValueError("storage URL must start with sqlite:/// or postgresql:// (or postgres://)")
+    raise StorageMisconfigured("DATABASE_URL must start with sqlite:///, postgresql:// or postgres://")

@@ -15,7 +15,30 @@ from typing import Literal, Protocol
 from bot.model.case import LangPref
 from bot.model.results import Vote
 
-__all__ = ["DigestClaim", "DigestEntry", "FeedbackCount", "LangPref", "ReplyRecord", "Storage", "Vote"]
+__all__ = [
+    "DigestClaim",
+    "DigestEntry",
+    "FeedbackCount",
+    "LangPref",
+    "ReplyRecord",
+    "Storage",
+    "StorageError",
+    "StorageMisconfigured",
+    "StorageUnavailable",
+    "Vote",
+]
+
+
+class StorageError(Exception):
+    """Storage failed; ``str(error)`` is one line naming the setting and the cause, never a password."""
+
+
+class StorageMisconfigured(StorageError):
+    """The settings cannot work (a bad URL, a missing database, an unwritable directory): fix and restart."""
+
+
+class StorageUnavailable(StorageError):
+    """The database cannot be reached now (refused, timed out, locked): worth retrying."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,31 @@ from typing import Any, cast
 
 import psycopg
 
-from bot.storage.base import DigestClaim, DigestEntry, FeedbackCount, LangPref, ReplyRecord, Vote
+from bot.storage.base import (
+    DigestClaim,
+    DigestEntry,
+    FeedbackCount,
+    LangPref,
+    ReplyRecord,
+    StorageError,
+    StorageMisconfigured,
+    StorageUnavailable,
+    Vote,
+)
 
 SCHEMA_VERSION = 1
+# libpq's words for settings that cannot work (anything else, such as a refused connection, a timeout or a
+# name that does not resolve yet, is worth retrying).
+_MISCONFIGURED = (
+    "does not exist",
+    "authentication failed",
+    "no password supplied",
+    "invalid connection option",
+    "invalid dsn",
+    'missing "="',
+    "invalid URI",
+    "invalid integer value",
+)
 _PURGE_EVERY = 100
 
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -67,16 +89,36 @@ class PostgresStorage:
             self._conn = psycopg.connect(self._conninfo, autocommit=True, connect_timeout=self._connect_timeout)
         return self._conn
 
+    def _where(self) -> str:
+        """host:port/database of the URL, for messages (never the user's password)."""
+        try:
+            parts = psycopg.conninfo.conninfo_to_dict(self._conninfo)
+        except psycopg.Error:
+            return "the DATABASE_URL"
+        return f"{parts.get('host') or 'localhost'}:{parts.get('port') or 5432}/{parts.get('dbname') or ''}"
+
+    def _failed(self, exc: psycopg.Error) -> StorageError:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, psycopg.ProgrammingError) or any(word in first for word in _MISCONFIGURED):
+            return StorageMisconfigured(f"DATABASE_URL ({self._where()}): {first}")
+        return StorageUnavailable(f"DATABASE_URL: cannot reach PostgreSQL at {self._where()}: {first}")
+
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
         with self._lock:
-            conn = self._connection()
-            with conn.transaction():
-                yield conn
+            try:
+                conn = self._connection()
+                with conn.transaction():
+                    yield conn
+            except psycopg.Error as exc:
+                raise self._failed(exc) from None
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self._connection().execute(sql, params).fetchall()
+            try:
+                return self._connection().execute(sql, params).fetchall()
+            except psycopg.Error as exc:
+                raise self._failed(exc) from None
 
     # lifecycle -------------------------------------------------------------------------------------
     def migrate(self) -> None:
@@ -102,7 +144,7 @@ class PostgresStorage:
     def ping(self) -> bool:
         try:
             return self._query("SELECT 1") == [(1,)]
-        except psycopg.Error:
+        except StorageError:
             return False
 
     def close(self) -> None:

@@ -22,6 +22,9 @@ from bot.storage.base import (
     FeedbackCount,
     LangPref,
     ReplyRecord,
+    StorageError,
+    StorageMisconfigured,
+    StorageUnavailable,
     Vote,
 )
 
@@ -82,28 +85,45 @@ class SqliteStorage:
         self.path = str(path)
         self._lock = threading.RLock()
         self._calls = 0
-        self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
-        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as exc:
+            raise StorageMisconfigured(
+                f"DATA_DIR / DATABASE_URL: cannot open the SQLite file {self.path}: {exc}"
+            ) from None
+
+    def _failed(self, exc: sqlite3.Error) -> StorageError:
+        text = str(exc)
+        if "readonly" in text or "unable to open" in text:
+            return StorageMisconfigured(f"DATA_DIR / DATABASE_URL: the SQLite file {self.path} is not writable: {text}")
+        return StorageUnavailable(f"DATABASE_URL: SQLite {self.path}: {text}")
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """A write transaction that takes the database write lock immediately."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                except BaseException:
+                    if self._conn.in_transaction:
+                        self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise self._failed(exc) from None
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            return cast(list[tuple[Any, ...]], self._conn.execute(sql, params).fetchall())
+            try:
+                return cast(list[tuple[Any, ...]], self._conn.execute(sql, params).fetchall())
+            except sqlite3.Error as exc:
+                raise self._failed(exc) from None
 
     # lifecycle -------------------------------------------------------------------------------------
     def migrate(self) -> None:
@@ -126,7 +146,7 @@ class SqliteStorage:
     def ping(self) -> bool:
         try:
             return self._query("SELECT 1") == [(1,)]
-        except sqlite3.Error:
+        except StorageError:
             return False
 
     def close(self) -> None:
