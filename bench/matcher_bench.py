@@ -24,7 +24,8 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from bot.library.case_store import load_library
-from bot.matching.matcher import MatchConfig, Matcher
+from bot.matching.matcher import Matcher
+from bot.matching.ranking import MatchConfig
 from bot.matching.signatures import compile_signature
 from bot.model.case import Case
 

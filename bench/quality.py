@@ -1,47 +1,97 @@
-"""Print matcher quality on the fixture pastes (tests/fixtures/pastes): hit@1, hit@3, replies.
+"""Matcher quality on the written fixtures and on the real-paste corpus (``dev`` and ``test``), each next
+to a plain BM25 ranking of the case files computed in the same run.
 
-Run: ``make quality`` (or ``python -m bench.quality [-v]``).
+    make quality                       # the table
+    python -m bench.quality --show dev # and every dev paste the matcher gets wrong
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
 import json
 import sys
 from pathlib import Path
 
 from bot.library.case_store import load_library
 from bot.matching.matcher import Matcher
-from bot.matching.quality import Labelled, evaluate
+from bot.matching.quality import Labelled, Outcome, Report, bm25_baseline, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 PASTES = ROOT / "tests" / "fixtures" / "pastes"
+REAL = ROOT / "tests" / "fixtures" / "real"
 
 
 def load_pastes(directory: Path = PASTES) -> list[Labelled]:
+    """The written fixture pastes: a positive whose label expects no reply is explicit-only."""
     pastes = []
     for meta_path in sorted(directory.glob("*.json")):
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         text = meta_path.with_suffix(".txt").read_bytes()
-        pastes.append(Labelled(meta_path.stem, text, tuple(meta["accept"]), bool(meta["reply"])))
+        accept = tuple(meta["accept"])
+        pastes.append(Labelled(meta_path.stem, text, accept, explicit_only=bool(accept) and not meta["reply"]))
     return pastes
 
 
-def main() -> int:
+def load_real(split: str, directory: Path = REAL) -> list[Labelled]:
+    """The real pastes of one split (``dev`` or ``test``) from the manifest."""
+    with (directory / "manifest.tsv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return [
+        Labelled(
+            row["file"],
+            (directory / "pastes" / row["file"]).read_bytes(),
+            () if row["accept"] == "negative" else tuple(row["accept"].split(",")),
+            explicit_only=row["explicit_only"] == "true",
+        )
+        for row in rows
+        if row["split"] == split
+    ]
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def _line(o: Outcome) -> str:
+    got = ", ".join(f"{c}:{s}" for c, s in zip(o.ranked[:3], o.scores[:3], strict=False))
+    return f"  {o.name:60} accept={','.join(o.accept) or 'negative'} replied={o.replied} got=[{got}]"
+
+
+def misses(report: Report) -> list[Outcome]:
+    return [
+        o
+        for o in report.outcomes
+        if (o.positive and (not o.hit1 or o.wrong_reply or (not o.explicit_only and not o.correct_reply)))
+        or (not o.positive and o.replied)
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--show", choices=["fixtures", "dev", "test"], action="append", default=[])
+    args = parser.parse_args(argv)
     library = load_library(ROOT / "cases")
-    report = evaluate(Matcher(library.cases, library.signatures), load_pastes())
-    verbose = "-v" in sys.argv
-    for o in report.outcomes:
-        ok = (o.hit1 and (o.correct_reply or not o.want_reply)) if o.positive else not o.replied
-        if verbose or not ok:
-            got = ", ".join(f"{c}:{s}" for c, s in zip(o.ranked[:3], o.scores[:3], strict=False))
-            flag = "ok " if ok else "BAD"
-            print(f"{flag} {o.name:58} accept={','.join(o.accept) or '-'} reply={o.replied} got=[{got}]")
-    s = report.summary()
+    matcher = Matcher(library.cases, library.signatures, sets=library.sets)
+    cases = list(library.cases.values())
+    sets = {"fixtures": load_pastes(), "dev": load_real("dev"), "test": load_real("test")}
     print(
-        f"positives {s['positives']}: hit@1 {s['hit@1']:.1%}, hit@3 {s['hit@3']:.1%}, "
-        f"correct channel reply {s['correct_reply']:.1%}; "
-        f"negatives {s['negatives']}: false replies {s['false_reply']:.1%}"
+        "| set | pastes (known / unrelated) | hit@1 | hit@3 | unprompted reply | wrong replies "
+        "| replies to unrelated | empty | BM25 hit@1 | BM25 hit@3 |"
     )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, pastes in sets.items():
+        report = evaluate(matcher, pastes)
+        base = bm25_baseline(cases, pastes).summary()
+        s = report.summary()
+        print(
+            f"| {name} | {len(pastes)} ({s['positives']:.0f} / {s['negatives']:.0f}) | {_pct(s['hit@1'])} | "
+            f"{_pct(s['hit@3'])} | {_pct(s['reply'])} | {_pct(s['wrong_reply'])} | {_pct(s['negative_reply'])} | "
+            f"{_pct(s['empty'])} | {_pct(base['hit@1'])} | {_pct(base['hit@3'])} |"
+        )
+        if name in args.show:
+            for outcome in misses(report):
+                print(_line(outcome), file=sys.stderr)
     return 0
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from bot.matching.matcher import MatchConfig, Matcher
+from bot.matching.matcher import Matcher
+from bot.matching.ranking import MatchConfig
 from bot.matching.signatures import compile_signature
 from bot.model.case import Case
 from bot.model.results import Tier

@@ -17,7 +17,8 @@ from rapidfuzz import fuzz, process
 from bot.app.routing import route_command
 from bot.digest.content import build_digest_messages, latest_slot, select_new_cases
 from bot.library.case_store import CaseLibrary
-from bot.matching.matcher import MatchConfig, Matcher
+from bot.matching.matcher import Matcher
+from bot.matching.ranking import MatchConfig
 from bot.matching.textindex import BM25Index
 from bot.model.case import Case, Lang
 from bot.model.excerpt import Excerpt

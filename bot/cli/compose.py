@@ -12,7 +12,7 @@ from bot.app.service import IncidentService
 from bot.app.services import Services
 from bot.app.workers import WorkerPools
 from bot.library.case_store import CaseLibrary, load_library
-from bot.matching.matcher import MatchConfig
+from bot.matching.ranking import MatchConfig
 from bot.ops.settings import Settings
 from bot.replies.seal import derive_key
 from bot.storage import Storage, open_storage

@@ -23,7 +23,7 @@ from bot.cli.inputs import read_file, read_stream
 from bot.cli.stats_cmd import add_stats_parser
 from bot.cli.sync_cmd import add_sync_parser
 from bot.library.case_store import load_library
-from bot.matching.matcher import MatchConfig
+from bot.matching.ranking import MatchConfig
 from bot.model.case import Lang
 from bot.model.excerpt import Excerpt
 from bot.ops.settings import Settings

@@ -7,6 +7,10 @@ Pure: cases and compiled signatures in, ``MatchResult`` out; the only outside in
    text says which signatures hit anywhere, then each hit is located (line and count) with its own RE2.
 2. Case text. Error-looking lines (deduplicated by shape, capped) retrieve the case error strings most
    like them from a BM25 index, and rapidfuzz reranks that shortlist on short strings only.
+
+Then the reply decision (``_decide``), and last, for explicit requests only, weak candidates from whole
+case texts fill the list (``CaseTextRanker``): a request always gets something to look at, a reply never
+comes from them.
 """
 
 from __future__ import annotations
@@ -14,23 +18,33 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+import re2
 from rapidfuzz import fuzz
 
+from bot.matching.casetext import CaseTextRanker
 from bot.matching.normalize import Cleaned, clean
-from bot.matching.signatures import SET_MAX_MEM, SET_SHARD, CompiledSignature, SignatureSets, locator, squash
+from bot.matching.ranking import MatchConfig, Tally, decide, rank
+from bot.matching.signatures import (
+    CompiledSignature,
+    SignatureSets,
+    also_programs,
+    locator,
+    re2_options,
+    squash,
+)
 from bot.matching.suspects import extract_suspects
 from bot.matching.textindex import BM25Index
 from bot.model.case import Case, Strength
 from bot.model.excerpt import Excerpt
-from bot.model.results import Evidence, Match, MatchResult, SuspectInfo, Tier
+from bot.model.results import Evidence, MatchResult, SuspectInfo
 
 Clock = Callable[[], float]
 
 _ERRORISH_PATTERN = (
-    r"(?i)error|fail|fatal|exception|timed? ?out|killed|abort|terminat|xid|warn|panic|unable|cannot|invalid"
+    r"error|fail|fatal|exception|timed? ?out|killed|abort|terminat|xid|warn|panic|unable|cannot|invalid"
     r"|unexpected|lost|exceeded|refused|\bnan\b|segmentation|core dumped|oom|sig(?:kill|term|bus|abrt)"
     r"|exit ?code|exited|not (?:found|ready|initialized)|mismatch|insufficient"
 )
@@ -43,21 +57,8 @@ _LINES_KEPT = 2_000
 _HITS_PER_PASTE = 20_000
 _CHECK_EVERY = 256
 _DIGIT_TO_ZERO = str.maketrans("0123456789", "0000000000")
-
-
-@dataclass(frozen=True, slots=True)
-class MatchConfig:
-    max_bytes: int = 2 << 20
-    max_candidates: int = 5
-    max_text_lines: int = 400
-    min_score: int = 15
-    strong_score: int = 60
-    reply_margin: int = 10
-    same_class_band: int = 5
-    fuzzy_floor: int = 85
-    docs_per_case: int = 16
-    set_shard: int = SET_SHARD
-    set_max_mem: int = SET_MAX_MEM
+_DIGIT_TO_LETTER = str.maketrans("0123456789", "abcdefghij")
+_XID_CODE = re.compile(r"\bXid\b(?: \(PCI:[0-9a-fA-F:.]{1,20}\))?:? {0,2}(\d{1,3})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,27 +69,14 @@ class _Doc:
     strength: Strength | None
     signature: int | None  # the signature this text illustrates; None for quotes from the case text
     fallout: bool = False
-
-
-@dataclass
-class _Tally:
-    decisive: dict[int, Evidence] = field(default_factory=dict)
-    fallout: dict[int, Evidence] = field(default_factory=dict)
-    supporting: dict[int, Evidence] = field(default_factory=dict)
-    counts: dict[int, int] = field(default_factory=dict)
-    lines: dict[int, list[int]] = field(default_factory=dict)  # 0-based lines each signature hit
-    specificity: int = 0
-    text_sim: float = 0.0
-    text_strength: Strength | None = None
-    text_fallout: bool = False
-    text_evidence: Evidence | None = None
-
-    def hit(self, index: int) -> bool:
-        return index in self.decisive or index in self.fallout or index in self.supporting
+    xids: frozenset[str] = frozenset()  # the Xid codes the text names
 
 
 def _mask(text: str) -> str:
-    return _DIGITS.sub("0", text.lower())
+    """Lower case with every number as 0, except an Xid's code, which names the fault (Xid 31 and Xid 13
+    are different failures), spelled in letters so that masking leaves it."""
+    kept = _XID_CODE.sub(lambda found: "xid " + found.group(1).translate(_DIGIT_TO_LETTER), text)
+    return _DIGITS.sub("0", kept.lower())
 
 
 def _evidence_line(cleaned: Cleaned, line_no: int) -> str:
@@ -116,9 +104,11 @@ class Matcher:
             sets = SignatureSets(self._signatures, self.config.set_shard, self.config.set_max_mem)
         self._sets = sets
         self._text_regex: dict[int, Any] = {}
-        self._errorish = re.compile(_ERRORISH_PATTERN)
+        self._also: dict[int, list[Any] | None] = {}
+        self._errorish = re2.compile(f"(?i)(?:{_ERRORISH_PATTERN})[^\\n]*", re2_options())
         self._docs = self._build_docs(self._cases.values(), self._signatures)
         self._doc_index = BM25Index([doc.text for doc in self._docs])
+        self._case_text = CaseTextRanker(self._cases)
 
     @property
     def case_count(self) -> int:
@@ -133,21 +123,33 @@ class Matcher:
             if not sig.is_regex:
                 texts.append(sig.literal)
             for text in texts:
-                by_case[sig.case_id].setdefault(squash(text), (sig.strength, number, sig.fallout))
+                # A proof that needs other lines beside it is only a hint when one line looks like it.
+                shown: Strength | None = Strength.SUPPORTING if sig.also else sig.strength
+                by_case[sig.case_id].setdefault(squash(text), (shown, number, sig.fallout))
         for case in cases:
             for found in _QUOTED.finditer(case.symptoms_text.en or ""):
                 by_case[case.id].setdefault(squash(found.group(1) or found.group(2)), (None, None, False))
         docs: list[_Doc] = []
         for case_id, case_texts in by_case.items():
-            for text, (strength, sig_no, fallout) in list(case_texts.items())[: self.config.docs_per_case]:
+            for text, (kind, sig_no, fallout) in list(case_texts.items())[: self.config.docs_per_case]:
                 if len(text) >= 20:
-                    docs.append(_Doc(case_id, text, _mask(text), strength, sig_no, fallout))
+                    xids = frozenset(_XID_CODE.findall(text))
+                    docs.append(_Doc(case_id, text, _mask(text), kind, sig_no, fallout, xids))
         return docs
 
     @property
     def dropped(self) -> list[str]:
         """Why signatures RE2 could not fit into a set are unused (the case store rejects such cases)."""
         return [d.reason for d in self._sets.dropped]
+
+    def _also_present(self, index: int, text: str) -> bool:
+        signature = self._signatures[index]
+        if not signature.also:
+            return True
+        if index not in self._also:
+            self._also[index] = also_programs(signature)
+        programs = self._also[index]
+        return programs is not None and all(program.search(text) is not None for program in programs)
 
     def _located(self, index: int) -> Any | None:
         if index not in self._text_regex:
@@ -171,12 +173,19 @@ class Matcher:
             return deadline is not None and clock is not None and clock() > deadline
 
         cleaned = clean(paste, self.config.max_bytes, slack_encoded=slack_encoded)
-        tallies: dict[str, _Tally] = defaultdict(_Tally)
+        tallies: dict[str, Tally] = defaultdict(Tally)
         timed_out = self._scan_signatures(cleaned, tallies, late)
+        lines: list[int] = []
         if not timed_out:
-            timed_out = self._scan_text(cleaned, tallies, late)
-        matches = self._rank(tallies)
-        reply, reply_ids = self._decide(matches)
+            lines, timed_out = self._candidate_lines(cleaned, late)
+            timed_out = self._scan_text(cleaned, lines, tallies, late) or timed_out
+        matches = rank(tallies, self._cases, self.config)
+        reply, reply_ids = decide(matches, tallies, self.config)
+        # Weak candidates from whole case texts for an explicit request: from the error-looking lines, or
+        # without any, the last lines.
+        picked = lines or list(range(max(0, len(cleaned.raw_lines) - 30), len(cleaned.raw_lines)))
+        query = [cleaned.clean_line(n) for n in picked]
+        matches = self._case_text.fill(query, matches, self.config.max_candidates, self.config.min_score)
         suspects = self._suspects(cleaned, tallies[matches[0].case_id]) if matches else None
         return MatchResult(
             matches=matches,
@@ -193,18 +202,18 @@ class Matcher:
         )
 
     @staticmethod
-    def _suspects(cleaned: Cleaned, tally: _Tally) -> SuspectInfo | None:
+    def _suspects(cleaned: Cleaned, tally: Tally) -> SuspectInfo | None:
         """From the best case's decisive lines when it has any (where it failed), else from the lines
         that only report it."""
         proof = list(tally.decisive)
         chosen = proof or [*tally.fallout, *tally.supporting]
         numbers = [n for index in chosen for n in tally.lines.get(index, [])]
-        if not numbers and tally.text_evidence is not None:
-            numbers = [cleaned.index_of(tally.text_evidence.line_no)]
+        if not numbers and tally.text_line is not None:
+            numbers = [tally.text_line]
         collective = not proof and bool(tally.fallout)
         return extract_suspects(cleaned.raw_lines, numbers, failed=bool(proof), collective=collective).to_info()
 
-    def _scan_signatures(self, cleaned: Cleaned, tallies: dict[str, _Tally], late: Callable[[], bool]) -> bool:
+    def _scan_signatures(self, cleaned: Cleaned, tallies: dict[str, Tally], late: Callable[[], bool]) -> bool:
         """Tally every signature that hits a line. True when the deadline stopped it (what was found so
         far is kept). At most ``_LINES_KEPT`` lines per signature and ``_HITS_PER_PASTE`` in all."""
         text = cleaned.text
@@ -227,12 +236,14 @@ class Matcher:
                     line_numbers.append(line_no)
                 if len(line_numbers) >= _LINES_KEPT or budget <= 0:
                     break
-            if line_numbers:  # else the set matched across a line break; no single line carries it
+            # Else the set matched across a line break (no single line carries it), or a pattern the
+            # signature needs beside it is missing.
+            if line_numbers and self._also_present(index, text):
                 self._tally_signature(index, cleaned, line_numbers, tallies)
         return late()
 
     def _tally_signature(
-        self, index: int, cleaned: Cleaned, line_numbers: list[int], tallies: dict[str, _Tally]
+        self, index: int, cleaned: Cleaned, line_numbers: list[int], tallies: dict[str, Tally]
     ) -> None:
         sig = self._signatures[index]
         first_line = line_numbers[0]
@@ -255,46 +266,47 @@ class Matcher:
         tally.lines[index] = line_numbers
         tally.specificity += len(sig.literal)
 
+    def _errorish_lines(self, cleaned: Cleaned, late: Callable[[], bool]) -> tuple[list[int], bool]:
+        """Indices of the lines that look like errors: one linear RE2 pass over the whole text (a hit
+        takes the rest of its line, so a line counts once), checked against the deadline."""
+        found: list[int] = []
+        for count, hit in enumerate(self._errorish.finditer(cleaned.text)):
+            if count % (_CHECK_EVERY * 8) == 0 and count and late():
+                return found, True
+            found.append(cleaned.line_of(hit.start()))
+        return found, False
+
     def _candidate_lines(self, cleaned: Cleaned, late: Callable[[], bool]) -> tuple[list[int], bool]:
         """Error-looking lines, one per shape (digits masked): up to a quarter of the cap from the head
-        and the rest from the tail, where errors usually are. Bounded by the number of lines (a repeated
-        line costs one hash lookup) and checked against the deadline. Returns (lines, timed out)."""
-        lines = cleaned.text.split("\n")
+        and the rest from the tail, where errors usually are. Bounded by the number of lines and checked
+        against the deadline. Returns (lines, timed out)."""
+        errorish, timed_out = self._errorish_lines(cleaned, late)
         cap = self.config.max_text_lines
         head_cap = cap // 4
-        seen_lines: set[str] = set()
         seen_shapes: set[str] = set()
 
-        def scan(order: range, limit: int) -> tuple[list[int], int, bool]:
+        def scan(order: list[int], limit: int) -> tuple[list[int], int]:
+            """The first ``limit`` new shapes of ``order``, and how many entries of it were read."""
             found: list[int] = []
-            position = order.start
             for step, position in enumerate(order):
-                if step % (_CHECK_EVERY * 8) == 0 and step and late():
-                    return found, position, True
-                line = lines[position]
-                if line in seen_lines or not line:
-                    continue
-                seen_lines.add(line)
-                if not self._errorish.search(line):
-                    continue
-                shape = line.lower().translate(_DIGIT_TO_ZERO)
-                if shape not in seen_shapes:
+                shape = cleaned.clean_line(position).lower().translate(_DIGIT_TO_ZERO)
+                if shape and shape not in seen_shapes:
                     seen_shapes.add(shape)
                     found.append(position)
                     if len(found) >= limit:
-                        return found, position, False
-            return found, position, False
+                        return found, step + 1
+            return found, len(order)
 
-        tail, stop, timed_out = scan(range(len(lines) - 1, -1, -1), cap - head_cap)
-        if timed_out:
-            return sorted(tail), True
-        head, _, timed_out = scan(range(0, stop), head_cap + (cap - head_cap - len(tail)))
+        tail, read = scan(errorish[::-1], cap - head_cap)
+        head, _ = scan(errorish[: len(errorish) - read], cap - len(tail))
         return sorted(set(head) | set(tail)), timed_out
 
-    def _scan_text(self, cleaned: Cleaned, tallies: dict[str, _Tally], late: Callable[[], bool]) -> bool:
+    def _scan_text(
+        self, cleaned: Cleaned, candidates: list[int], tallies: dict[str, Tally], late: Callable[[], bool]
+    ) -> bool:
         if not self._docs:
             return False
-        candidates, timed_out = self._candidate_lines(cleaned, late)
+        read_by_signatures = {case_id: tally.line_set() for case_id, tally in tallies.items()}
         for number, line_no in enumerate(candidates):
             if number % 32 == 0 and late():
                 return True
@@ -302,11 +314,16 @@ class Matcher:
             if len(line) < 12:
                 continue
             masked = _mask(line)
+            xids = frozenset(_XID_CODE.findall(line))
             for hit in self._doc_index.search(line, top=3, min_score=2.0):
                 doc = self._docs[hit.doc]
                 tally = tallies[doc.case_id]
                 if doc.signature is not None and tally.hit(doc.signature):
                     continue  # already counted as a signature hit
+                if line_no in read_by_signatures.get(doc.case_id, ()):
+                    continue  # a signature of this case already read this line: its verdict stands
+                if xids and doc.xids and not xids & doc.xids:
+                    continue  # another Xid is another fault, however alike the lines look
                 coverage = min(len(masked), len(doc.masked)) / len(doc.masked)
                 if coverage < 0.6:
                     continue
@@ -315,6 +332,7 @@ class Matcher:
                     tally.text_sim = similarity
                     tally.text_strength = doc.strength
                     tally.text_fallout = doc.fallout
+                    tally.text_line = line_no
                     tally.text_evidence = Evidence(
                         line=_evidence_line(cleaned, line_no),
                         line_no=cleaned.number_of(line_no),
@@ -322,69 +340,4 @@ class Matcher:
                         kind="text",
                         strength=doc.strength,
                     )
-        return timed_out
-
-    # -- scoring ------------------------------------------------------------------------------------
-
-    def _score(self, tally: _Tally, decisive_elsewhere: bool) -> tuple[int, Tier]:
-        decisive = len(tally.decisive) + (0 if decisive_elsewhere else len(tally.fallout))
-        supporting = len(tally.supporting) + (len(tally.fallout) if decisive_elsewhere else 0)
-        if decisive:
-            return min(100, 88 + 4 * (decisive - 1) + 2 * supporting), Tier.EXACT
-        by_signature = 0 if supporting == 0 else min(70, 40 + 10 * (supporting - 1))
-        by_text = 0.0
-        if tally.text_sim >= self.config.fuzzy_floor:
-            proof = tally.text_strength is Strength.DECISIVE and not (tally.text_fallout and decisive_elsewhere)
-            # A near-copy of a decisive example is nearly as good as the signature; a near-copy of a
-            # hint, or of a line quoted in the case text, stays a hint.
-            top = 85 if proof else (55 if tally.text_strength is Strength.SUPPORTING else 50)
-            span = 100 - self.config.fuzzy_floor
-            by_text = 20 + (top - 20) * (tally.text_sim - self.config.fuzzy_floor) / span
-        high, low = max(by_signature, by_text), min(by_signature, by_text)
-        score = int(min(87, high + low / 4))
-        return score, Tier.STRONG if score >= self.config.strong_score else Tier.WEAK
-
-    def _rank(self, tallies: dict[str, _Tally]) -> list[Match]:
-        decisive_cases = {case_id for case_id, tally in tallies.items() if tally.decisive}
-        scored: list[tuple[int, int, str, Match]] = []
-        for case_id, tally in tallies.items():
-            elsewhere = bool(decisive_cases - {case_id})
-            score, tier = self._score(tally, elsewhere)
-            if score < self.config.min_score:
-                continue
-            evidence = [
-                *tally.decisive.values(),
-                *tally.fallout.values(),
-                *tally.supporting.values(),
-                *([tally.text_evidence] if tally.text_evidence else []),
-            ][:3]
-            case = self._cases[case_id]
-            match = Match(
-                case_id=case_id,
-                title=case.title,
-                failure_class=case.failure_class,
-                score=score,
-                tier=tier,
-                evidence=evidence,
-            )
-            scored.append((score, tally.specificity, case_id, match))
-        scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
-        return [match for *_, match in scored[: self.config.max_candidates]]
-
-    def _decide(self, matches: list[Match]) -> tuple[bool, list[str]]:
-        if not matches or matches[0].tier is Tier.WEAK:
-            return False, []
-        best = matches[0]
-
-        def same_class(other: Match) -> bool:
-            return best.failure_class is not None and other.failure_class == best.failure_class
-
-        rivals = [m.score for m in matches[1:] if not same_class(m)]
-        if rivals and best.score - max(rivals) < self.config.reply_margin:
-            return False, []
-        close = [
-            m.case_id
-            for m in matches[1:]
-            if same_class(m) and m.tier is not Tier.WEAK and best.score - m.score <= self.config.same_class_band
-        ]
-        return True, [best.case_id, *close[:1]]
+        return False

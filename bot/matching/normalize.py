@@ -8,7 +8,7 @@ back to the line the engineer pasted.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -77,15 +77,6 @@ class Cleaned:
     def number_of(self, index: int) -> int:
         """The real line number of kept line ``index`` (see ``numbers``)."""
         return self.numbers[index] if 0 <= index < len(self.numbers) else index + 1
-
-    def index_of(self, number: int) -> int:
-        """The kept line index of real line ``number`` (0 when no kept line has it)."""
-        if number > 0:  # the numbers from the start come first and ascend; those from the end follow
-            positives = bisect_left(self.numbers, True, key=lambda n: n < 0)
-            index = bisect_left(self.numbers, number, 0, positives)
-        else:
-            index = len(self.numbers) + number
-        return index if 0 <= index < len(self.numbers) and self.numbers[index] == number else 0
 
 
 def _mention_text(found: re.Match[str]) -> str:

@@ -1,11 +1,20 @@
-"""Scoring the matcher on labelled pastes: hit@1, hit@3, correct replies, false replies. Pure."""
+"""Scoring the matcher on labelled pastes, and the plain BM25 ranking it is compared with. Pure.
+
+For known failures: the top candidate acceptable (hit@1), an acceptable case in the top 3 (hit@3), an
+unprompted reply naming only acceptable cases (over pastes not marked explicit-only), a reply naming a
+wrong case, no candidate at all. For unrelated errors: any unprompted reply.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from bot.matching.casetext import DOC_WORDS
 from bot.matching.matcher import Matcher
+from bot.matching.textindex import BM25Index
+from bot.model.case import Case
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,14 +22,14 @@ class Labelled:
     name: str
     text: bytes
     accept: tuple[str, ...]  # empty for a negative
-    reply: bool  # whether an unprompted channel reply is expected
+    explicit_only: bool = False  # a known failure with no proof on its own: a candidate on request only
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     name: str
     accept: tuple[str, ...]
-    want_reply: bool
+    explicit_only: bool
     ranked: tuple[str, ...]
     scores: tuple[int, ...]
     replied: bool
@@ -43,6 +52,18 @@ class Outcome:
         """Replied, and every case the reply names is acceptable."""
         return self.replied and all(case_id in self.accept for case_id in self.reply_ids)
 
+    @property
+    def wrong_reply(self) -> bool:
+        return self.replied and not self.correct_reply
+
+    @property
+    def empty(self) -> bool:
+        return not self.ranked
+
+
+def _rate(flags: Iterable[bool], population: int) -> float:
+    return sum(flags) / population if population else 0.0
+
 
 @dataclass
 class Report:
@@ -56,34 +77,56 @@ class Report:
     def negatives(self) -> list[Outcome]:
         return [o for o in self.outcomes if not o.positive]
 
-    def rate(self, attribute: str, population: Sequence[Outcome]) -> float:
-        return sum(bool(getattr(o, attribute)) for o in population) / len(population) if population else 0.0
-
-    def summary(self) -> dict[str, float | int]:
+    def summary(self) -> dict[str, float]:
         positives, negatives = self.positives, self.negatives
+        provable = [o for o in positives if not o.explicit_only]
         return {
             "positives": len(positives),
             "negatives": len(negatives),
-            "hit@1": self.rate("hit1", positives),
-            "hit@3": self.rate("hit3", positives),
-            "correct_reply": self.rate("correct_reply", positives),
-            "false_reply": self.rate("replied", negatives),
+            "hit@1": _rate((o.hit1 for o in positives), len(positives)),
+            "hit@3": _rate((o.hit3 for o in positives), len(positives)),
+            "reply": _rate((o.correct_reply for o in provable), len(provable)),
+            "wrong_reply": _rate((o.wrong_reply for o in positives), len(positives)),
+            "negative_reply": _rate((o.replied for o in negatives), len(negatives)),
+            "empty": _rate((o.empty for o in positives), len(positives)),
         }
 
 
 def evaluate(matcher: Matcher, pastes: Sequence[Labelled]) -> Report:
     report = Report()
     for paste in pastes:
-        result = matcher.match(paste.text)
+        result = matcher.match(paste.text, slack_encoded=False)
         report.outcomes.append(
             Outcome(
                 name=paste.name,
                 accept=paste.accept,
-                want_reply=paste.reply,
+                explicit_only=paste.explicit_only,
                 ranked=tuple(m.case_id for m in result.matches),
                 scores=tuple(m.score for m in result.matches),
                 replied=result.reply,
                 reply_ids=tuple(result.reply_case_ids),
+            )
+        )
+    return report
+
+
+def bm25_baseline(cases: Sequence[Case], pastes: Sequence[Labelled]) -> Report:
+    """A plain BM25 ranking of whole case files against whole pastes (no signatures, no reply decision)."""
+    files = [json.dumps(case.model_dump(mode="json"), ensure_ascii=False) for case in cases]
+    index = BM25Index(files, doc_limit=DOC_WORDS)
+    report = Report()
+    for paste in pastes:
+        query = paste.text.decode("utf-8", "replace")
+        hits = index.search(query, top=5, limit=20_000)
+        report.outcomes.append(
+            Outcome(
+                name=paste.name,
+                accept=paste.accept,
+                explicit_only=paste.explicit_only,
+                ranked=tuple(cases[hit.doc].id for hit in hits),
+                scores=tuple(round(hit.score) for hit in hits),
+                replied=False,
+                reply_ids=(),
             )
         )
     return report

@@ -66,6 +66,7 @@ class CompiledSignature:
     ignore_case: bool
     fallout: bool
     literal: str
+    also: tuple[str, ...] = ()
     _regex: Any = None
 
     @property
@@ -140,6 +141,14 @@ def _check_regex(where: str, signature: Signature) -> None:
             )
 
 
+def _check_also(where: str, signature: Signature) -> list[str]:
+    """The co-occurrence patterns, each held to a regex signature's rules (a hint's, not a proof's)."""
+    for number, pattern in enumerate(signature.also):
+        probe = Signature(kind=SignatureKind.REGEX, pattern=pattern, strength=Strength.SUPPORTING)
+        _check_regex(f"{where}.also[{number}]", probe)
+    return list(signature.also)
+
+
 def compile_signature(case_id: str, index: int, signature: Signature) -> CompiledSignature:
     """Check one signature. Raises ``SignatureError`` naming the case, the signature and the reason."""
     where = f"{case_id} signatures[{index}]"
@@ -166,6 +175,7 @@ def compile_signature(case_id: str, index: int, signature: Signature) -> Compile
         ignore_case=signature.ignore_case,
         fallout=signature.fallout,
         literal=literal,
+        also=tuple(_check_also(where, signature)),
     )
 
 
@@ -224,6 +234,17 @@ class SignatureSets:
         for regex_set, members in self.sets:
             found.extend(members[position] for position in regex_set.Match(text) or ())
         return found
+
+
+def also_programs(signature: CompiledSignature) -> list[Any] | None:
+    """The co-occurrence patterns compiled for whole text; None when one does not fit RE2's budget."""
+    programs = []
+    for pattern in signature.also:
+        try:
+            programs.append(re2.compile(f"(?m){pattern}", re2_options(signature.ignore_case)))
+        except re2.error:
+            return None
+    return programs
 
 
 def locator(signature: CompiledSignature) -> Any | None:

@@ -76,7 +76,7 @@ def _word_terms(word: str) -> tuple[str, ...]:
 
 def tokenize(text: str, *, limit: int = 400) -> list[str]:
     """Lower-case terms of ``text`` (at most ``limit`` source words are read)."""
-    terms = [f"xid_{code}" for code in _XID.findall(text[:2000])]
+    terms = [f"xid_{code}" for code in _XID.findall(text[: limit * 5])]
     previous = ""
     for count, found in enumerate(_WORD.finditer(text)):
         if count >= limit:
@@ -104,11 +104,13 @@ class Hit:
 class BM25Index:
     """Okapi BM25 over a fixed list of documents. Build once; query many times."""
 
-    def __init__(self, documents: Sequence[str], *, max_df_share: float = 0.25) -> None:
+    def __init__(self, documents: Sequence[str], *, max_df_share: float = 0.25, doc_limit: int = 400) -> None:
+        """``doc_limit``: words read from each document (short log lines by default; raise it for whole
+        case texts)."""
         self._postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
         self._lengths: list[int] = []
         for doc_id, text in enumerate(documents):
-            terms = tokenize(text)
+            terms = tokenize(text, limit=doc_limit)
             self._lengths.append(len(terms))
             for term, tf in Counter(terms).items():
                 self._postings[term].append((doc_id, tf))
@@ -128,9 +130,12 @@ class BM25Index:
     def idf(self, term: str) -> float:
         return self._idf.get(term, 0.0)
 
-    def search(self, query: str | Iterable[str], top: int = 5, min_score: float = 0.0) -> list[Hit]:
-        """Best documents for ``query`` (text, or terms), highest score first."""
-        terms = tokenize(query) if isinstance(query, str) else list(query)
+    def search(
+        self, query: str | Iterable[str], top: int = 5, min_score: float = 0.0, *, limit: int = 400
+    ) -> list[Hit]:
+        """Best documents for ``query`` (text, of which at most ``limit`` words are read, or terms),
+        highest score first."""
+        terms = tokenize(query, limit=limit) if isinstance(query, str) else list(query)
         scores: dict[int, float] = defaultdict(float)
         for term in set(terms):
             idf = self._idf.get(term)

@@ -99,6 +99,11 @@ class Signature(LibraryModel):
     note: str | None = None
     # Lines this signature must hit; the data tests check every one.
     examples: list[str] = Field(default_factory=list)
+    # Where real examples were pasted (public URLs of the dev corpus); never shown in replies.
+    sources: list[str] = Field(default_factory=list)
+    # RE2 patterns that must each also hit somewhere in the paste for this signature to count: a proof that
+    # is a combination ("EOFError: Ran out of input" with a torch.load frame).
+    also: list[str] = Field(default_factory=list, max_length=4)
 
 
 class Case(LibraryModel):

@@ -1,0 +1,76 @@
+"""The whole text of a case, in both languages: what explicit requests fall back on when no signature or
+known error line fits, and what the plain BM25 baseline ranks. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from bot.matching.textindex import BM25Index
+from bot.model.case import Case
+from bot.model.results import Match, Tier
+
+
+def case_document(case: Case) -> str:
+    """Everything a case says, in both languages: what the plain BM25 baseline ranks."""
+    parts: list[str] = [case.id, case.failure_class or "", case.root_cause or "", " ".join(case.components)]
+    for text in (case.title, case.summary, case.symptoms_text, case.trigger, case.detection, case.lessons):
+        parts += [text.en or "", text.ko or ""]
+    parts += [step.text.en or "" for step in case.remediation] + [step.text.ko or "" for step in case.remediation]
+    parts += case.symptoms
+    return "\n".join(parts)
+
+
+def _with_examples(case: Case) -> str:
+    """The case text and the real log lines its signatures show."""
+    return "\n".join([case_document(case), *(line for sig in case.signatures for line in sig.examples)])
+
+
+# The error-looking lines that make the query, the weakest hit kept (BM25 score), and the score the
+# closest case shows (always below any reply).
+QUERY_LINES = 60
+DOC_WORDS = 20_000  # a case file is read whole
+MIN_HIT = 2.0
+TOP_SCORE = 35
+
+
+class CaseTextRanker:
+    """Weak candidates from whole case texts, for explicit requests when signatures and known lines leave
+    room in the candidate list."""
+
+    def __init__(self, cases: Mapping[str, Case]) -> None:
+        self._cases = dict(cases)
+        self._ids = list(self._cases)
+        documents = [_with_examples(self._cases[i]) for i in self._ids]
+        self._index = BM25Index(documents, max_df_share=0.5, doc_limit=DOC_WORDS)
+
+    def fill(self, query_lines: Sequence[str], matches: list[Match], cap: int, floor: int) -> list[Match]:
+        """``matches`` filled up to ``cap`` with the cases whose text is closest to ``query_lines``, each
+        ranked after every case already there, scored at least ``floor`` and never above ``TOP_SCORE``."""
+        room = cap - len(matches)
+        if room <= 0 or not self._ids:
+            return matches
+        hits = self._index.search("\n".join(query_lines[-QUERY_LINES:]), top=cap + len(matches), limit=4000)
+        if not hits or hits[0].score < MIN_HIT:
+            return matches
+        ceiling = min([m.score for m in matches] + [TOP_SCORE])
+        shown = {m.case_id for m in matches}
+        added: list[Match] = []
+        for hit in hits:
+            case_id = self._ids[hit.doc]
+            if case_id in shown or hit.score < max(MIN_HIT, hits[0].score * 0.3):
+                continue
+            score = max(floor, min(ceiling, round(TOP_SCORE * hit.score / hits[0].score)))
+            case = self._cases[case_id]
+            added.append(
+                Match(
+                    case_id=case_id,
+                    title=case.title,
+                    failure_class=case.failure_class,
+                    score=score,
+                    tier=Tier.WEAK,
+                    evidence=[],
+                )
+            )
+            if len(added) >= room:
+                break
+        return [*matches, *added]
