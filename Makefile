@@ -1,10 +1,12 @@
-# Two commands do everything on a fresh machine with Python 3.11+ and make:
-#   make run    create .venv, install, start the bot (the local console when no Slack tokens are set)
-#   make test   create .venv, install, then lint, type-check and run the whole test suite
+# Two commands do everything on a fresh machine with Python 3.11+, make and a package index (PyPI):
+#   make run    create .venv-run with what running needs, start the bot (the console without Slack tokens)
+#   make test   create .venv with the development tools too, then lint, type-check and run every test
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 STAMP = $(VENV)/.installed-stamp
+RUN_VENV ?= .venv-run
+RUN_STAMP = $(RUN_VENV)/.installed-stamp
 
 .PHONY: run test lint typecheck pytest bench quality ordinary clean
 
@@ -15,8 +17,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-run: $(STAMP)
-	$(BIN)/incident-bot
+$(RUN_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "incident-bot needs Python 3.11+")'
+	$(PYTHON) -m venv $(RUN_VENV)
+	$(RUN_VENV)/bin/pip install --quiet --disable-pip-version-check -e .
+	@touch $(RUN_STAMP)
+
+run: $(RUN_STAMP)
+	$(RUN_VENV)/bin/incident-bot
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -40,4 +48,4 @@ ordinary: $(STAMP)
 	$(BIN)/python tests/build_ordinary.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache data
+	rm -rf $(VENV) $(RUN_VENV) .mypy_cache .ruff_cache .pytest_cache data

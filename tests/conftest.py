@@ -134,3 +134,24 @@ def copy_bundled_cases(tmp_path: Path, *ids: str) -> Path:
     for case_id in ids:
         shutil.copy(BUNDLED_CASES / f"{case_id}.json", cases / f"{case_id}.json")
     return cases
+
+
+def pytest_unconfigure(config: Any) -> None:
+    """Say loudly, as the very last lines, when the PostgreSQL half of the suite did not run: a green run
+    without it is half a run."""
+    terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
+    if os.environ.get("TEST_DATABASE_URL") or terminalreporter is None:
+        return
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if "TEST_DATABASE_URL is not set" in str(getattr(report, "longrepr", ""))
+    ]
+    if not skipped:
+        return
+    terminalreporter.write_sep("!", f"{len(skipped)} PostgreSQL tests did NOT run", red=True, bold=True)
+    terminalreporter.write_line(
+        "Set TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test (see the README) to run them;"
+        " .ci/run starts PostgreSQL and sets it.",
+        red=True,
+    )

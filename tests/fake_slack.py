@@ -178,6 +178,11 @@ class FakeSlack:
         with self._lock:
             return [c for c in self._calls if method is None or c.method == method]
 
+    def clear_calls(self) -> None:
+        """Forget the calls so far (the harness drops the start-up ``auth.test``)."""
+        with self._lock:
+            self._calls.clear()
+
     def posted(self, channel: str) -> list[dict[str, Any]]:
         """Messages stored in ``channel``, oldest first."""
         with self._lock:

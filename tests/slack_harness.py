@@ -116,8 +116,15 @@ class SlackHarness:
     """Start with ``async with SlackHarness(fake, service, settings) as h``."""
 
     def __init__(
-        self, fake: FakeSlack, service: IncidentService, settings: Settings, pools: WorkerPools | None = None
+        self,
+        fake: FakeSlack,
+        service: IncidentService,
+        settings: Settings,
+        pools: WorkerPools | None = None,
+        *,
+        auth_wait: float = 5.0,
     ) -> None:
+        self.auth_wait = auth_wait
         self.fake = fake
         self.service = service
         self.services = Services.around(service, pools)
@@ -143,7 +150,11 @@ class SlackHarness:
         app.async_dispatch = dispatch  # type: ignore[method-assign]
         self.app = app
         # The runtime's own server (HTTP mode on HOST:PORT = 127.0.0.1:0), in this test's event loop.
-        self._server = await start_slack(self.settings, self.services, bolt=app)
+        self._server = await start_slack(self.settings, self.services, bolt=app, auth_wait=self.auth_wait)
+        # The bot signed in (auth.test) before its port opened; tests count the calls requests make.
+        if not self.fake.held("auth.test"):
+            assert self.fake.calls()[-1].method == "auth.test", self.fake.calls()
+            self.fake.clear_calls()
         host, port = self._server.addresses[0]
         self.url = f"http://{host}:{port}"
         self.http = httpx.AsyncClient(base_url=self.url, timeout=30)

@@ -31,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 # Pure: values in, values out. No files, network, clock, environment, randomness or threads.
 PURE_PACKAGES = {"model", "matching", "replies"}
-PURE_MODULES = {"bot.digest.content"}
+PURE_MODULES = {"bot.digest.content", "bot.digest.plan", "bot.app.search"}
 FORBIDDEN_IN_PURE = {
     "os",
     "pathlib",

@@ -19,6 +19,8 @@ import pytest
 from conftest import make_case
 from fake_slack import FakeSlack, wait_for
 
+from bot.digest.content import latest_slot, period_key
+from bot.digest.plan import DigestPlan, plan_next_digest
 from bot.digest.runner import DigestError, DigestParams, DigestRunner, RetryPolicy, digest_client
 from bot.digest.scheduler import DigestSchedule
 from bot.model.case import Case
@@ -122,17 +124,43 @@ async def test_empty_week_posts_nothing_but_is_recorded(storage: Storage, fake_s
     assert len(fake_slack.posted(CHANNEL)) == 1
 
 
-async def test_dry_run_claims_nothing(storage: Storage, fake_slack: FakeSlack) -> None:
-    runner = make_runner(storage, fake_slack, week_cases(2))
-    messages = await runner.dry_run(NOW)
-    assert [m.case_ids for m in messages] == [("case-00", "case-01")]
-    assert storage.list_digests() == []
-    assert fake_slack.calls("chat.postMessage") == []
-    await runner.run_due(NOW)
-    assert await runner.dry_run(NOW) == []
+def plan_for(storage: Storage, cases: Sequence[Case], now: datetime) -> DigestPlan:
+    """What every preview shows: the console's, Slack's and ``digest --dry-run``."""
+    slot = latest_slot(PARAMS.cron, PARAMS.timezone, now)
+    return plan_next_digest(
+        cases,
+        storage.digested_case_ids(),
+        storage.get_digest(period_key(slot)),
+        cron=PARAMS.cron,
+        timezone=PARAMS.timezone,
+        lookback_days=PARAMS.lookback_days,
+        now=now,
+    )
+
+
+def posted_ids(storage: Storage, key: str) -> tuple[str, ...]:
+    entry = storage.get_digest(key)
+    assert entry is not None and entry.status == "done"
+    return entry.case_ids
+
+
+async def test_the_plan_claims_nothing_and_lists_what_the_run_posts(storage: Storage, fake_slack: FakeSlack) -> None:
+    cases = week_cases(2)
+    plan = plan_for(storage, cases, NOW)
+    assert plan.due and plan.key == KEY and [c.id for c in plan.cases] == ["case-00", "case-01"]
+    assert plan.period_start == SLOT - timedelta(days=7) and plan.period_end.tzinfo == SEOUL
+    assert storage.list_digests() == [] and fake_slack.calls("chat.postMessage") == []
+    await make_runner(storage, fake_slack, cases).run_due(NOW)
+    assert posted_ids(storage, KEY) == ("case-00", "case-01")
+    # Posted: the next digest is the following week's, with what is known now.
+    after = plan_for(storage, cases, NOW)
+    assert not after.due and after.cases == () and after.period_start == SLOT
+    assert after.period_end == SLOT + timedelta(days=7)
     late = make_case("late", "2026-12-01T10:00:00+09:00")
-    preview = await make_runner(storage, fake_slack, [*week_cases(2), late]).preview(NOW + timedelta(days=2))
-    assert [m.case_ids for m in preview] == [("late",)]
+    later = plan_for(storage, [*cases, late], NOW + timedelta(days=2))
+    assert [c.id for c in later.cases] == ["late"]
+    await make_runner(storage, fake_slack, [*cases, late]).run_due(later.period_end)
+    assert posted_ids(storage, later.key) == ("late",)
 
 
 async def test_slack_500_then_success(storage: Storage, fake_slack: FakeSlack) -> None:

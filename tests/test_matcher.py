@@ -201,17 +201,16 @@ def test_hostile_ten_megabyte_paste_is_bounded() -> None:
 
 
 def test_at_most_five_candidates() -> None:
-    paste = "\n".join(
-        [
-            "cudaErrorECCUncorrectable",
-            "Watchdog caught collective operation timeout",
-            "python invoked oom-killer",
-            "RuntimeError: received 0 items of ancdata",
-            "uncorrectable ECC error encountered",
-            "a decisive string nobody prints",
-        ]
-    )
-    assert len(MATCHER.match(paste).matches) <= 5
+    # Eight cases each hit by their own line: the cap, not the library's size, stops the list at five.
+    cases = [
+        _case(f"IL-{9000 + n}", f"class-{n}", [{"pattern": f"SYNTHFAULT{n:02d} raised", "strength": "decisive"}])
+        for n in range(8)
+    ]
+    signatures = [compile_signature(c.id, i, s) for c in cases for i, s in enumerate(c.signatures)]
+    matcher = Matcher({c.id: c for c in cases}, signatures)
+    paste = "\n".join(f"worker {n}: SYNTHFAULT{n:02d} raised" for n in range(8))
+    result = matcher.match(paste)
+    assert len(cases) > 5 and len(result.matches) == 5
 
 
 def test_sets_too_big_for_their_memory_budget_are_split_and_still_match() -> None:

@@ -130,7 +130,7 @@ async def test_a_hostile_string_renders_inert_on_every_surface(h: SlackHarness) 
     }
     await h.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
     await h.settle()
-    assert len(h.fake.calls()) > 20  # every surface answered something
+    assert len(h.fake.calls()) >= 20  # every surface answered something
     assert live_markup(h.fake) == []
 
 

@@ -15,11 +15,12 @@ from datetime import UTC, datetime, timedelta
 from rapidfuzz import fuzz, process
 
 from bot.app.routing import route_command
-from bot.digest.content import build_digest_messages, latest_slot, select_new_cases
+from bot.app.search import CaseSearch, search_cases
+from bot.digest.content import latest_slot, period_key
+from bot.digest.plan import DigestPlan, plan_next_digest
 from bot.library.case_store import CaseLibrary
 from bot.matching.matcher import Matcher
 from bot.matching.ranking import MatchConfig
-from bot.matching.textindex import BM25Index
 from bot.model.case import Case, Lang
 from bot.model.excerpt import Excerpt
 from bot.model.ids import canonical_id
@@ -45,32 +46,14 @@ Paste a log in a channel the bot is in and it answers in the thread when it reco
 class _Snapshot:
     library: CaseLibrary
     matcher: Matcher
-    search_index: BM25Index
-    search_ids: list[str]
-
-
-def _search_text(case: Case) -> str:
-    parts = [
-        case.id,
-        case.title.en or "",
-        case.title.ko or "",
-        case.summary.en or "",
-        case.summary.ko or "",
-        " ".join(case.components),
-        case.root_cause or "",
-        case.failure_class or "",
-        case.org or "",
-    ]
-    return "\n".join(parts)
+    search: CaseSearch
 
 
 def _snapshot(library: CaseLibrary, config: MatchConfig) -> _Snapshot:
-    ids = list(library.cases)
     return _Snapshot(
         library=library,
         matcher=Matcher(library.cases, library.signatures, config, sets=library.sets),
-        search_index=BM25Index([_search_text(library.cases[i]) for i in ids], max_df_share=0.6),
-        search_ids=ids,
+        search=CaseSearch(library),
     )
 
 
@@ -104,6 +87,7 @@ class IncidentService:
         digest_cron: str = "0 9 * * mon",
         digest_timezone: str = "Asia/Seoul",
         digest_lookback_days: int = 30,
+        digest_post_empty: bool = False,
         remote_similar: Callable[[str], list[tuple[str, str]]] | None = None,
         metrics: Metrics | None = None,
     ) -> None:
@@ -117,6 +101,7 @@ class IncidentService:
         self.digest_cron = digest_cron
         self.digest_timezone = digest_timezone
         self.digest_lookback_days = digest_lookback_days
+        self.digest_post_empty = digest_post_empty
         # The incident library's own /similar answer as (id, title) pairs; raises when unreachable.
         self._remote_similar = remote_similar
         self.metrics = metrics or Metrics()
@@ -154,9 +139,9 @@ class IncidentService:
         return sorted(self._state.library, key=key, reverse=True)[:limit]
 
     def search_cases(self, words: str, limit: int = 8) -> list[Case]:
+        """Cases ranked by where the words appear: id, failure class, components, title, then body."""
         state = self._state
-        hits = state.search_index.search(words, top=limit)
-        return [state.library.cases[state.search_ids[hit.doc]] for hit in hits]
+        return search_cases(state.search, state.library.cases, words, limit)
 
     def similar_cases(self, case: Case, limit: int = 5) -> list[Case]:
         """Cases sharing failure class, components, root cause, symptoms or an explicit relation."""
@@ -318,18 +303,33 @@ class IncidentService:
 
     # -- digest -------------------------------------------------------------------------------------
 
-    def digest_cases(self) -> list[Case]:
-        """The cases the next digest would carry: reviewed within the look-back window, not yet posted."""
-        return select_new_cases(
-            self._state.library, self.storage.digested_case_ids(), self.now(), self.digest_lookback_days
+    def digest_plan(self) -> DigestPlan:
+        """The next digest: its period (in the digest's time zone) and the cases it will carry; the same
+        answer the command line's ``digest --dry-run`` gives."""
+        now = self.now()
+        slot = latest_slot(self.digest_cron, self.digest_timezone, now)
+        return plan_next_digest(
+            self._state.library,
+            self.storage.digested_case_ids(),
+            self.storage.get_digest(period_key(slot)),
+            cron=self.digest_cron,
+            timezone=self.digest_timezone,
+            lookback_days=self.digest_lookback_days,
+            now=now,
         )
 
     def digest_preview(self, langs: Sequence[Lang]) -> Reply:
-        """What the next digest would post, as one reply (the first message; a note says if more follow)."""
-        now = self.now()
-        start = latest_slot(self.digest_cron, self.digest_timezone, now)
-        messages = build_digest_messages(self.digest_cases(), start, now, langs, post_empty=True)
+        """What the next digest will post, as one reply (the first message; a note says if more follow)."""
+        plan = self.digest_plan()
+        messages = plan.messages(langs, post_empty=True)
         first = messages[0]
-        more = f"\n(+{len(messages) - 1} more message(s))" if len(messages) > 1 else ""
-        plain = "Digest preview (nothing is posted)\n" + "\n".join(m.text for m in messages)
-        return Reply(text=first.text + more, blocks=first.blocks, plain=plain, case_ids=list(first.case_ids))
+        when = "due now" if plan.due else f"posts at {plan.period_end:%Y-%m-%d %H:%M %Z}"
+        notes = [f"Digest preview, nothing is posted ({when})."]
+        if not plan.cases and not self.digest_post_empty:
+            notes.append("No new case: nothing will be posted (DIGEST_POST_EMPTY is off).")
+        if len(messages) > 1:
+            notes.append(f"(+{len(messages) - 1} more message(s))")
+        plain = "\n".join([*notes, *(m.text for m in messages)])
+        return Reply(
+            text=first.text + "\n" + " ".join(notes), blocks=first.blocks, plain=plain, case_ids=list(first.case_ids)
+        )

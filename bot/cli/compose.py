@@ -11,7 +11,7 @@ from typing import Any
 from bot.app.service import IncidentService
 from bot.app.services import Services
 from bot.app.workers import WorkerPools
-from bot.library.case_store import CaseLibrary, load_library
+from bot.library.case_store import CaseLibrary, load_library, require_cases
 from bot.matching.ranking import MatchConfig
 from bot.ops.settings import Settings
 from bot.replies.seal import derive_key
@@ -26,7 +26,9 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
 
 
 def load_cases(directory: Path) -> CaseLibrary:
-    library = load_library(directory)
+    """The case library in ``directory``; raises :class:`CasesUnavailable` when it holds no loadable case
+    (a wrong directory must not look like "no case matches")."""
+    library = require_cases(load_library(directory), directory)
     for problem in library.errors:
         log.warning("case library problem: %s", problem)
     return library
@@ -66,6 +68,7 @@ def build_service(settings: Settings, storage: Storage | None = None, *, migrate
         digest_cron=settings.digest_cron,
         digest_timezone=settings.digest_timezone,
         digest_lookback_days=settings.digest_lookback_days,
+        digest_post_empty=settings.digest_post_empty,
         remote_similar=_remote_similar(settings.library_api_url) if settings.library_api_url else None,
     )
     service.metrics.broken_case_files.set(len(library.broken_paths))

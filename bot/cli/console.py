@@ -9,14 +9,23 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 
-from bot.app.service import IncidentService
+from bot.app.service import HELP_TEXT, IncidentService
 from bot.model.case import Lang
 from bot.model.results import Reply
 
 BANNER = """\
 incident-bot console: {count} cases loaded from {cases}.
-Type /incident help, /incident IL-0427, or paste a log and end it with an empty line.
-:json toggles the Block Kit view, :lang en|ko sets the language order, :quit leaves.\
+Type /incident IL-0427, paste a log and end it with an empty line, or :help.\
+"""
+
+CONSOLE_HELP = """\
+Console commands:
+:help                this help
+:lang en|ko|both     the same as /incident lang (saved for the console user)
+:json                show the Block Kit that Slack would get, or stop showing it
+:quit                leave (also Ctrl-D)
+
+Everything /incident does in Slack works here:
 """
 
 CONSOLE_USER = "console"
@@ -27,7 +36,6 @@ class Console:
         self.service = service
         self.write = write
         self.show_json = False
-        self.langs: tuple[Lang, Lang] = ("en", "ko")
 
     def run(self, lines: Iterable[str]) -> None:
         """Consume input lines until they end or ``:quit``; never raises on bad input."""
@@ -46,27 +54,31 @@ class Console:
                 continue
             if stripped in {":quit", ":q", "quit", "exit"}:
                 return
-            if stripped == ":json":
-                self.show_json = not self.show_json
-                self.write(f"Block Kit view {'on' if self.show_json else 'off'}.")
-            elif stripped.startswith(":lang"):
-                self._set_lang(stripped.removeprefix(":lang").strip())
-            elif stripped.startswith("/incident"):
+            if stripped.startswith(":"):
+                self._console_command(stripped)
+            elif stripped == "/incident" or stripped.startswith("/incident "):
                 self._answer(stripped.removeprefix("/incident"), command=True)
             else:
                 buffer.append(line)
         if buffer:
             self._answer("\n".join(buffer))
 
-    def _set_lang(self, value: str) -> None:
-        if value == "ko":
-            self.langs = ("ko", "en")
-        elif value == "en":
-            self.langs = ("en", "ko")
+    @property
+    def langs(self) -> tuple[Lang, Lang]:
+        """The console user's saved preference, as ``/incident lang`` sets it (the console has no locale)."""
+        return self.service.langs_for_user(CONSOLE_USER)
+
+    def _console_command(self, text: str) -> None:
+        verb, _, rest = text.partition(" ")
+        if verb == ":json":
+            self.show_json = not self.show_json
+            self.write(f"Block Kit view {'on' if self.show_json else 'off'}.")
+        elif verb == ":lang":
+            self._answer(f"lang {rest.strip()}", command=True)
+        elif verb in {":help", ":h", ":?"}:
+            self.write(CONSOLE_HELP + HELP_TEXT + "\n")
         else:
-            self.write("Usage: :lang en|ko")
-            return
-        self.write(f"Language order: {', '.join(self.langs)}.")
+            self.write(f"Unknown console command {verb[:40]}; :help lists them.")
 
     def _answer(self, text: str, *, command: bool = False) -> None:
         if command:

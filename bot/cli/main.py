@@ -1,13 +1,13 @@
-"""The command line: parses arguments and runs the chosen command on what ``bot.cli.compose`` builds.
-
-``incident-bot`` with no subcommand runs the bot: Slack when tokens are configured, else the console.
-"""
+"""The command line: parses arguments (``bot.cli.parser``) and runs the chosen command on what
+``bot.cli.compose`` builds. Every failure a user can cause ends in one line on stderr and exit status 2."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -20,9 +20,11 @@ from bot.app.service import IncidentService
 from bot.cli.compose import build_service, build_services, load_cases, load_settings
 from bot.cli.console import BANNER, Console
 from bot.cli.inputs import read_file, read_stream
-from bot.cli.stats_cmd import add_stats_parser
-from bot.cli.sync_cmd import add_sync_parser
-from bot.library.case_store import load_library
+from bot.cli.parser import Command
+from bot.cli.parser import build_parser as parse_args_for
+from bot.cli.stats_cmd import cmd_stats
+from bot.cli.sync_cmd import cmd_sync
+from bot.library.case_store import CasesUnavailable, load_library, require_cases
 from bot.matching.ranking import MatchConfig
 from bot.model.case import Lang
 from bot.model.excerpt import Excerpt
@@ -44,11 +46,11 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     directory = Path(args.dir) if args.dir else _settings_from_args(args).cases_dir
     library = load_library(directory)
     for problem in library.problems:
-        if problem.severity == "error" or args.strict or args.verbose:
-            print(problem)
+        print(problem)
     errors = len(library.errors)
     warnings = len(library.problems) - errors
     print(f"{len(library)} cases loaded from {directory}: {errors} errors, {warnings} warnings")
+    require_cases(library, directory)
     return 1 if errors or (args.strict and warnings) else 0
 
 
@@ -119,35 +121,44 @@ def _cmd_digest(args: argparse.Namespace) -> int:
 
     settings = _settings_from_args(args)
     service = build_service(settings)
-    if args.post and not (settings.slack_bot_token and settings.digest_channel):
+    if not args.post:
+        return _print_plan(service, args.json)
+    if not (settings.slack_bot_token and settings.digest_channel):
         print("incident-bot: --post needs SLACK_BOT_TOKEN and DIGEST_CHANNEL", file=sys.stderr)
         return 2
-    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else "xoxb-dry-run"
     runner = DigestRunner(
         service.storage,
-        digest_client(token, settings.slack_api_url),
-        settings.digest_channel or "(no DIGEST_CHANNEL)",
+        digest_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url),
+        settings.digest_channel,
         DigestParams.from_settings(settings),
         cases=lambda: list(service.library),
         clock=lambda: datetime.now(UTC),
     )
-    now = datetime.now(UTC)
-    if not args.post:
-        messages = asyncio.run(runner.dry_run(now))
-        if not messages:
-            print(f"Nothing to post for the period ending {runner.latest_slot(now).isoformat()}.")
-        for message in messages:
-            if args.json:
-                print(json.dumps({"text": message.text, "blocks": message.blocks}, ensure_ascii=False, indent=2))
-            else:
-                print(message.text + "\n")
-        return 0
     try:
-        outcome = asyncio.run(runner.run_due(now))
+        outcome = asyncio.run(runner.run_due(datetime.now(UTC)))
     except DigestError as exc:
         print(f"incident-bot: digest not posted: {exc}", file=sys.stderr)
         return 1
     print(f"digest {outcome.period_key}: {outcome.status} ({len(outcome.message_ts)} message(s) posted)")
+    return 0
+
+
+def _print_plan(service: IncidentService, as_json: bool) -> int:
+    """The next digest, as the console shows it too (one function computes it: ``digest_plan``)."""
+    plan = service.digest_plan()
+    langs: tuple[Lang, ...] = ("en", "ko")
+    post_empty = service.digest_post_empty
+    if as_json:
+        print(json.dumps(plan.as_json(langs, post_empty), ensure_ascii=False, indent=2))
+        return 0
+    period = f"{plan.period_start:%Y-%m-%d %H:%M} – {plan.period_end:%Y-%m-%d %H:%M %Z}"
+    when = "due now: the next run posts it" if plan.due else f"posts at {plan.period_end:%Y-%m-%d %H:%M %Z}"
+    print(f"Next digest, {period} ({when}): {len(plan.cases)} case(s).")
+    messages = plan.messages(langs, post_empty)
+    if not messages:
+        print("Nothing to post: no case newly reviewed (DIGEST_POST_EMPTY is off).")
+    for message in messages:
+        print(message.text + "\n")
     return 0
 
 
@@ -189,45 +200,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run_slack(settings, services)
 
 
+COMMANDS: dict[str, Command] = {
+    "validate": _cmd_validate,
+    "show": _cmd_show,
+    "match": _cmd_match,
+    "digest": _cmd_digest,
+    "console": _cmd_console,
+    "run": _cmd_run,
+    "sync": cmd_sync,
+    "stats": cmd_stats,
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="incident-bot", description=__doc__)
-    parser.add_argument("--cases", help="case directory (default: CASES_DIR, else the bundled cases/)")
-    sub = parser.add_subparsers(dest="command")
-
-    cases = sub.add_parser("cases", help="work with the case library")
-    cases_sub = cases.add_subparsers(dest="cases_command", required=True)
-    validate = cases_sub.add_parser("validate", help="check every case file; non-zero exit on errors")
-    validate.add_argument("dir", nargs="?")
-    validate.add_argument("--strict", action="store_true", help="warnings (missing language, no signature) fail too")
-    validate.add_argument("-v", "--verbose", action="store_true", help="print warnings too")
-    validate.set_defaults(func=_cmd_validate)
-
-    show = sub.add_parser("show", help="print one case")
-    show.add_argument("id")
-    show.add_argument("--lang", choices=["en", "ko", "both"], default="both")
-    show.set_defaults(func=_cmd_show)
-
-    match = sub.add_parser("match", help="match log files ('-' for stdin) against the library")
-    match.add_argument("files", nargs="+")
-    match.add_argument("--json", action="store_true", help="one JSON object per input (JSON Lines)")
-    match.set_defaults(func=_cmd_match)
-
-    digest = sub.add_parser("digest", help="the weekly digest: preview it, or post it now")
-    mode = digest.add_mutually_exclusive_group()
-    mode.add_argument("--dry-run", action="store_true", help="print what would be posted (the default)")
-    mode.add_argument("--post", action="store_true", help="post the due digest now (exactly once)")
-    digest.add_argument("--json", action="store_true", help="with --dry-run: print the Block Kit JSON")
-    digest.set_defaults(func=_cmd_digest)
-
-    console = sub.add_parser("console", help="the local console")
-    console.set_defaults(func=_cmd_console)
-
-    run = sub.add_parser("run", help="run the bot: Slack if tokens are set, else the console")
-    run.set_defaults(func=_cmd_run)
-
-    add_sync_parser(sub)
-    add_stats_parser(sub)
-    return parser
+    return parse_args_for(COMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -238,6 +224,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.func = _cmd_default
     try:
         result: int = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, like other Unix tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    except CasesUnavailable as exc:
+        print(f"incident-bot: {exc}", file=sys.stderr)
+        return 2
     except StorageError as exc:  # one line naming the setting; a misconfigured database is not a crash
         print(f"incident-bot: {exc}", file=sys.stderr)
         return 2

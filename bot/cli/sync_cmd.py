@@ -17,24 +17,6 @@ from bot.model.case import parse_timestamp
 from bot.ops.settings import Settings
 
 
-def add_sync_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``sync`` subcommand to ``subparsers`` (what ``add_subparsers()`` returned)."""
-    sync = subparsers.add_parser(
-        "sync",
-        help="fetch new and changed cases from the incident library's API into the case directory",
-        description="Fetch new and changed cases from the incident library's API into the case directory. "
-        "Exit status 0 on success, 1 when a case was rejected or could not be fetched or the API failed, "
-        "2 for a usage problem.",
-    )
-    sync.add_argument("--api-url", help="the library API's base URL (default: the LIBRARY_API_URL setting)")
-    sync.add_argument("--since", help="only cases updated on or after this ISO date or datetime")
-    sync.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
-    sync.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
-    sync.add_argument("--retries", type=int, default=3, help="retries per request on 5xx and errors (default 3)")
-    sync.set_defaults(func=cmd_sync)
-    return sync  # type: ignore[no-any-return]
-
-
 def cmd_sync(args: argparse.Namespace) -> int:
     """Run one sync as the command line asked, print the summary; returns the exit status."""
     overrides: dict[str, Any] = {"CASES_DIR": args.cases} if getattr(args, "cases", None) else {}

@@ -156,25 +156,6 @@ class DigestRunner:
                 await self._run_period(datetime.fromisoformat(entry.period_key), now, latest=False)
         return await self._run_period(slot, now, latest=True)
 
-    async def dry_run(self, now: datetime) -> list[DigestMessage]:
-        """The messages ``run_due(now)`` would post now, without claiming or posting ([] when done)."""
-        slot = self.latest_slot(now)
-        entry = await asyncio.to_thread(self.storage.get_digest, period_key(slot))
-        if entry is not None and entry.status == "done":
-            return []
-        chosen = await self._choose(slot, entry, reuse=bool(entry and entry.case_ids))
-        return self._render(chosen, slot)
-
-    async def preview(self, now: datetime) -> list[DigestMessage]:
-        """What the next digest holds so far: undigested cases reviewed up to ``now`` (for a preview
-        command); the period shown runs from the latest slot to ``now``."""
-        digested = await asyncio.to_thread(self.storage.digested_case_ids)
-        chosen = select_new_cases(self.cases(), digested, now, self.params.lookback_days)
-        start = self.latest_slot(now)
-        return build_digest_messages(
-            chosen, start, now.astimezone(start.tzinfo), self.params.lang_order, self.params.post_empty
-        )
-
     # ----------------------------------------------------------------------------------------------
     # one period
 

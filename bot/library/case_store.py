@@ -104,7 +104,7 @@ def _decode(raw: bytes, path: str) -> tuple[object, list[Problem]]:
     except UnicodeDecodeError as exc:
         return None, [Problem(path, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
     except json.JSONDecodeError as exc:
-        return None, [Problem(path, "", f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})")]
+        return None, [Problem(path, "", json_problem(exc))]
     except RecursionError:
         return None, [Problem(path, "", "invalid JSON: nested too deeply")]
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
@@ -131,6 +131,9 @@ def parse_case(raw: bytes, path: str) -> tuple[Case | None, list[CompiledSignatu
         return None, [], [Problem(path, "id", f"{case.id!r} is not an id like IL-0427")]
     if key != case.id:
         return None, [], [Problem(path, "id", f"{case.id!r} should be written {key!r}")]
+    for name in ("title", "summary"):
+        if not any(getattr(case, name).get(lang) for lang in LANGS):
+            problems.append(Problem(path, name, "missing in both languages (one language is enough)"))
     compiled: list[CompiledSignature] = []
     for index, signature in enumerate(case.signatures):
         try:
@@ -171,6 +174,32 @@ def screen_case(case: Case, compiled: list[CompiledSignature], path: str) -> lis
     if not compiled:
         return []
     return screening_problems(SignatureSets(compiled), {case.id: path}).get(case.id, [])
+
+
+class CasesUnavailable(Exception):
+    """The case directory is missing or holds no loadable case: every command that reads cases stops."""
+
+
+def require_cases(library: CaseLibrary, directory: Path) -> CaseLibrary:
+    """``library`` when it holds at least one case; else raises :class:`CasesUnavailable` with one line
+    saying why and what to run."""
+    if len(library):
+        return library
+    if not directory.is_dir():
+        raise CasesUnavailable(f"case directory {directory} does not exist (set CASES_DIR or pass --cases DIR)")
+    files = sum(1 for _ in directory.glob("*.json"))
+    if not files:
+        raise CasesUnavailable(f"no case files (*.json) in {directory} (set CASES_DIR or pass --cases DIR)")
+    raise CasesUnavailable(
+        f"none of the {files} case files in {directory} loads "
+        f"({len(library.errors)} errors; `incident-bot cases validate {directory}` lists them)"
+    )
+
+
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """``invalid JSON: invalid control character at line 1, column 42`` (``exc.msg`` may end in "at")."""
+    message = exc.msg.removesuffix(" at").rstrip(": ")
+    return f"invalid JSON: {message[:1].lower()}{message[1:]} at line {exc.lineno}, column {exc.colno}"
 
 
 def _file_order(paths: list[Path]) -> list[Path]:

@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 import structlog
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext, AsyncRespond
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
@@ -29,6 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app.services import Services
 from bot.ops.metrics import Metrics
 from bot.ops.settings import Settings
+from bot.slack.identity import BotIdentity, attach, authorizer, remember_event_bot_user
 from bot.storage import StorageError
 from handlers import register_all
 
@@ -38,6 +40,18 @@ log = logging.getLogger(__name__)
 _ANSWERED_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
 DUPLICATE_HEADER = "x-incident-bot-skipped"
 _SORRY = "Sorry, something went wrong while answering; it has been logged. Please try again."
+
+
+class _SkipTokenNotice(logging.Filter):
+    """Bolt reads SLACK_BOT_TOKEN from the environment itself and, given a client too, warns on every start
+    that the token is unused: true and expected here (the token goes through ``authorize``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+_BOLT_LOG = logging.getLogger("slack_bolt.AsyncApp")
+_BOLT_LOG.addFilter(_SkipTokenNotice())
 
 
 def build_client(
@@ -106,7 +120,8 @@ def create_app(
     """Build the Bolt app. ``client`` replaces the default one (it gets the retry handlers too);
     ``process_before_response`` stays False outside tests. Raises ValueError without a bot token.
 
-    ``auth.test`` is not called here: AsyncApp calls it on the first request, against ``SLACK_API_URL``.
+    No network here, and none before an ack: the bot's identity comes from ``auth.test`` at start-up
+    (``start_slack``) and Bolt authorizes every request from memory (``bot.slack.identity``).
     """
     service = services.incident
     if client is None:
@@ -117,15 +132,27 @@ def create_app(
         )
     else:
         _ensure_retry_handlers(client, 2, service.metrics)
+    if not client.token:
+        raise ValueError("create_app needs a client with the bot token")
+    identity = BotIdentity(client.token)
+    # Bolt copies this client (base URL, timeout, retry handlers) for every request and gives the copy the
+    # token ``identity.authorize`` returns; without a token of its own it never calls auth.test itself.
+    tokenless = AsyncWebClient(
+        token=None, base_url=client.base_url, timeout=client.timeout, retry_handlers=client.retry_handlers
+    )
     secret = settings.slack_signing_secret
     app = AsyncApp(
         name="incident-bot",
-        client=client,
+        client=tokenless,
+        authorize=authorizer(identity),
+        before_authorize=remember_event_bot_user,
+        logger=_BOLT_LOG,
         signing_secret=secret.get_secret_value() if secret is not None else None,
         # Socket Mode needs no signing secret (Bolt skips verification there); HTTP mode requires one.
         request_verification_enabled=secret is not None,
         process_before_response=process_before_response,
     )
+    attach(app, identity)
     app.middleware(_observe_middleware(service.metrics))  # first: duplicates are counted and logged too
     app.middleware(_dedupe_middleware(services, settings.dedupe_ttl_seconds))
     app.error(_error_handler(service.metrics))

@@ -30,11 +30,13 @@ from bot.ops.logs import configure_logging
 from bot.ops.settings import Settings
 from bot.slack.app import build_client, create_app
 from bot.slack.http import EVENTS_PATH, build_web_app
+from bot.slack.identity import TokenRejected, identity_of
 from bot.slack.jobs import LibrarySync, StorageGate, build_digest_schedule
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_SECONDS = 10.0
+AUTH_TEST_SECONDS = 5.0  # how long start-up waits for auth.test before serving and retrying it in the background
 MAX_LOGGED_CHARS = 2000  # an INFO+ log line longer than this is cut: never a whole paste in the logs
 
 
@@ -123,7 +125,11 @@ def run_slack(settings: Settings, services: Services) -> int:
     configure_logging(settings.log_level, settings.log_format)
     for handler in logging.getLogger().handlers:
         handler.addFilter(_CapLongMessages())
-    return asyncio.run(serve(settings, services))
+    try:
+        return asyncio.run(serve(settings, services))
+    except TokenRejected as exc:
+        print(f"incident-bot: {exc}; check the token in the Slack app's OAuth & Permissions page", file=sys.stderr)
+        return 2
 
 
 async def serve(settings: Settings, services: Services, stop: asyncio.Event | None = None) -> int:
@@ -159,10 +165,18 @@ async def start_slack(
     *,
     bolt: AsyncApp | None = None,
     reloader: LibraryReloader | None = None,
+    auth_wait: float = AUTH_TEST_SECONDS,
 ) -> SlackServer:
     """Start the bot in the mode the settings pick; ``bolt`` defaults to ``create_app(settings, services)``."""
     service = services.incident
     bolt = bolt or create_app(settings, services)
+    identity = identity_of(bolt)
+    token_client = None
+    signed_in = True
+    if identity is not None:
+        # Before the port opens: a token Slack refuses stops the bot here (TokenRejected), with one line.
+        token_client = build_client(identity.token, settings.slack_api_url, metrics=service.metrics)
+        signed_in = await identity.check(token_client, within=auth_wait)
     reloader = reloader or LibraryReloader(service, settings.cases_dir)
     await asyncio.to_thread(reloader.baseline)
     socket_mode = settings.slack_app_token is not None
@@ -190,6 +204,8 @@ async def start_slack(
         log.info("Socket Mode connected; health checks on %s", server.addresses)
     else:
         log.info("HTTP mode: %s and health checks on %s", EVENTS_PATH, server.addresses)
+    if identity is not None and token_client is not None and not signed_in:
+        _background(server, identity.keep_checking(token_client), "auth-test")
     if not gate.ready:
         _background(server, gate.open(), "storage-gate")
     server.schedule = build_digest_schedule(settings, service)

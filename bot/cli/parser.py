@@ -1,0 +1,147 @@
+"""The command line's arguments and help: written for the person typing, with an example per command."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+Command = Callable[[argparse.Namespace], int]
+
+DESCRIPTION = """\
+incident-bot answers pasted GPU-cluster errors with the reviewed incident that explains them.
+Without a subcommand it runs the Slack bot when SLACK_BOT_TOKEN is set, else the local console.
+
+examples:
+  incident-bot                          the console on the bundled cases (no Slack needed)
+  incident-bot show IL-0427             one case, English and Korean
+  incident-bot match train.log          which case explains this log
+  dmesg | incident-bot match -          the same, from standard input
+  incident-bot cases validate cases/    check case files before committing them
+"""
+
+_CASES_HELP = "case directory (default: the CASES_DIR setting, else the bundled cases/)"
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+def _add_cases_option(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a subcommand's own default must not overwrite a --cases given before the subcommand.
+    parser.add_argument("--cases", metavar="DIR", default=argparse.SUPPRESS, help=_CASES_HELP)
+
+
+def _sub(sub: Any, name: str, func: Command, summary: str, examples: str, description: str = "") -> Any:
+    parser = sub.add_parser(
+        name,
+        help=summary,
+        description=(description or summary[0].upper() + summary[1:] + ".") + "\n\nexamples:\n" + examples,
+        formatter_class=_formatter,
+    )
+    _add_cases_option(parser)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
+    """The parser; ``commands`` maps each subcommand name (and ``validate``) to what runs it."""
+    parser = argparse.ArgumentParser(prog="incident-bot", description=DESCRIPTION, formatter_class=_formatter)
+    _add_cases_option(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    cases = sub.add_parser("cases", help="check the case library", formatter_class=_formatter)
+    cases_sub = cases.add_subparsers(dest="cases_command", required=True, metavar="COMMAND")
+    validate = _sub(
+        cases_sub,
+        "validate",
+        commands["validate"],
+        "check every case file and print every problem",
+        "  incident-bot cases validate            the case directory in use\n"
+        "  incident-bot cases validate my-cases/  another directory\n",
+        "Check every case file and print every problem, errors and warnings. Exit status 1 when a file\n"
+        "has an error (it would not load), 2 when the directory is missing or holds no loadable case.",
+    )
+    validate.add_argument("dir", nargs="?", help="directory to check (default: the case directory in use)")
+    validate.add_argument("--strict", action="store_true", help="warnings (a missing language...) fail too")
+    validate.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)  # kept: now the default
+
+    show = _sub(
+        sub,
+        "show",
+        commands["show"],
+        "print one case: summary, remediation and lessons",
+        "  incident-bot show IL-0427\n  incident-bot show il-427 --lang ko\n",
+    )
+    show.add_argument("id", help="case id, e.g. IL-0427 (case and leading zeros do not matter)")
+    show.add_argument("--lang", choices=["en", "ko", "both"], default="both", help="languages to print")
+
+    match = _sub(
+        sub,
+        "match",
+        commands["match"],
+        "find the case that explains a log",
+        "  incident-bot match train.log\n  dmesg -T | incident-bot match -\n  incident-bot match --json *.log | jq .\n",
+        "Find the case that explains each log file ('-' reads standard input). Logs of any size are\n"
+        "read by their head and tail.",
+    )
+    match.add_argument("files", nargs="+", metavar="FILE", help="log files, '-' for standard input")
+    match.add_argument("--json", action="store_true", help="one JSON object per input (JSON Lines)")
+
+    digest = _sub(
+        sub,
+        "digest",
+        commands["digest"],
+        "preview the next weekly digest, or post the due one now",
+        "  incident-bot digest                 what the next digest will post\n"
+        "  incident-bot digest --json          the same as JSON (Block Kit included)\n"
+        "  incident-bot digest --post          post the due digest now (exactly once)\n",
+    )
+    mode = digest.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="print what would be posted (the default)")
+    mode.add_argument("--post", action="store_true", help="post the due digest now (needs SLACK_BOT_TOKEN)")
+    digest.add_argument("--json", action="store_true", help="print JSON, also when there is nothing to post")
+
+    _sub(
+        sub,
+        "console",
+        commands["console"],
+        "the local console: commands and pasted logs, as in Slack",
+        "  incident-bot console\n  printf '/incident IL-0427\\n' | incident-bot console\n",
+    )
+    _sub(
+        sub,
+        "run",
+        commands["run"],
+        "run the Slack bot (needs SLACK_BOT_TOKEN; exits with status 2 without it)",
+        "  SLACK_BOT_TOKEN=xoxb-... SLACK_SIGNING_SECRET=... incident-bot run      HTTP mode\n"
+        "  SLACK_BOT_TOKEN=xoxb-... SLACK_APP_TOKEN=xapp-... incident-bot run     Socket Mode\n",
+    )
+    sync = _sub(
+        sub,
+        "sync",
+        commands["sync"],
+        "fetch new and changed cases from the incident library's API into the case directory",
+        "  incident-bot sync --api-url https://library.example.com\n  incident-bot sync --since 2026-11-01 --dry-run\n",
+        "Fetch new and changed cases from the incident library's API into the case directory. Exit\n"
+        "status 0 on success, 1 when a case was rejected or could not be fetched or the API failed, 2\n"
+        "for a usage problem.",
+    )
+    sync.add_argument("--api-url", help="the library API's base URL (default: the LIBRARY_API_URL setting)")
+    sync.add_argument("--since", help="only cases updated on or after this ISO date or datetime")
+    sync.add_argument("--dry-run", action="store_true", help="report what would change; write nothing")
+    sync.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
+    sync.add_argument("--retries", type=int, default=3, help="retries per request on 5xx and errors (default 3)")
+
+    stats = _sub(
+        sub,
+        "stats",
+        commands["stats"],
+        "helpful / not-helpful votes per case and the cases most often rejected",
+        "  incident-bot stats\n  incident-bot stats --top 5 --json\n",
+        "Votes from the Helpful and Not this case buttons, per case, and the cases most often rejected,\n"
+        "from the bot's database (DATABASE_URL, else the SQLite file in DATA_DIR).",
+    )
+    stats.add_argument("--top", type=int, default=10, help="how many most-rejected cases to list (default 10)")
+    stats.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    return parser

@@ -1,0 +1,94 @@
+"""The next digest: which period it covers and which cases it will carry. Pure.
+
+One function answers for every preview (the console's and Slack's ``/incident digest``, the command line's
+``digest --dry-run``), so they cannot disagree. The next digest is the latest slot's when that one is not
+posted yet (the runner posts it on its next run), else the following slot's, with what is known now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from apscheduler.triggers.cron import CronTrigger
+
+from bot.digest.content import (
+    DigestMessage,
+    build_digest_messages,
+    latest_slot,
+    period_key,
+    previous_slot,
+    select_new_cases,
+)
+from bot.model.case import Case, Lang
+from bot.storage.base import DigestEntry
+
+
+@dataclass(frozen=True, slots=True)
+class DigestPlan:
+    period_start: datetime  # both in the digest's time zone
+    period_end: datetime  # the slot the digest is posted at
+    cases: tuple[Case, ...]
+    due: bool  # the slot has passed and its digest is not posted yet
+
+    @property
+    def key(self) -> str:
+        return period_key(self.period_end)
+
+    def messages(self, langs: Sequence[Lang], post_empty: bool) -> list[DigestMessage]:
+        return build_digest_messages(self.cases, self.period_start, self.period_end, langs, post_empty)
+
+    def as_json(self, langs: Sequence[Lang], post_empty: bool) -> dict[str, Any]:
+        """The plan and its messages; ``messages`` is empty when nothing would be posted."""
+        return {
+            "period": {
+                "start": self.period_start.isoformat(timespec="minutes"),
+                "end": self.period_end.isoformat(timespec="minutes"),
+                "timezone": str(self.period_end.tzinfo),
+            },
+            "due": self.due,
+            "case_ids": [case.id for case in self.cases],
+            "messages": [{"text": m.text, "blocks": m.blocks} for m in self.messages(langs, post_empty)],
+        }
+
+
+def next_slot(cron: str, timezone: str, now: datetime) -> datetime:
+    """The first cron slot strictly after ``now`` (aware, in ``timezone``)."""
+    trigger = CronTrigger.from_crontab(cron, timezone=ZoneInfo(timezone))
+    fire: datetime | None = trigger.get_next_fire_time(None, now + timedelta(seconds=1))
+    if fire is None:
+        raise ValueError("the cron expression has no future slot")
+    return fire
+
+
+def plan_next_digest(
+    cases: Iterable[Case],
+    digested_ids: set[str] | frozenset[str],
+    latest_entry: DigestEntry | None,
+    *,
+    cron: str,
+    timezone: str,
+    lookback_days: int,
+    now: datetime,
+) -> DigestPlan:
+    """The next digest. ``latest_entry`` is the ledger row of the latest slot at or before ``now``.
+
+    When that slot is not done, its digest is next: the cases its run already chose, else the undigested
+    cases reviewed by the slot. Otherwise the following slot's: the undigested cases reviewed by then, as
+    far as they are known now."""
+    library = list(cases)
+    slot = latest_slot(cron, timezone, now)
+    if latest_entry is None or latest_entry.status != "done":
+        own = set(latest_entry.case_ids) if latest_entry is not None else set()
+        if latest_entry is not None and own:
+            by_id = {case.id: case for case in library}
+            chosen = [by_id[case_id] for case_id in latest_entry.case_ids if case_id in by_id]
+        else:
+            chosen = select_new_cases(library, set(digested_ids) - own, slot, lookback_days)
+        return DigestPlan(previous_slot(cron, timezone, slot), slot, tuple(chosen), due=True)
+    upcoming = next_slot(cron, timezone, now)
+    chosen = select_new_cases(library, digested_ids, upcoming, lookback_days)
+    return DigestPlan(slot, upcoming, tuple(chosen), due=False)
