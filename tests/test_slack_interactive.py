@@ -16,6 +16,7 @@ import httpx
 import pytest
 from conftest import make_case
 from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event, new_ts
+from sqlalchemy import text
 
 from bot.app.service import IncidentService
 from bot.library.case_store import CaseLibrary, load_library
@@ -138,8 +139,10 @@ async def command_answer(h: SlackHarness, text: str = ECC_PASTE, user: str = "U1
 
 
 def feedback_rows(storage: Storage) -> list[tuple[Any, ...]]:
-    rows = storage._query("SELECT user_id, case_id, vote, channel, tier FROM feedback ORDER BY user_id")  # type: ignore[attr-defined]
-    return [tuple(row) for row in rows]
+    engine = storage.engine  # type: ignore[attr-defined]  # the SQL backend's engine: the stored rows themselves
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT user_id, case_id, vote, channel, tier FROM feedback ORDER BY user_id"))
+        return [tuple(row) for row in rows]
 
 
 # -- votes ----------------------------------------------------------------------------------------------

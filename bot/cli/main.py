@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from bot.app.service import IncidentService
 from bot.cli.compose import build_service, build_services, load_cases, load_settings
 from bot.cli.console import BANNER, Console
+from bot.cli.db_cmd import cmd_db
 from bot.cli.inputs import read_file, read_stream
 from bot.cli.parser import Command
 from bot.cli.parser import build_parser as parse_args_for
@@ -209,6 +210,7 @@ COMMANDS: dict[str, Command] = {
     "run": _cmd_run,
     "sync": cmd_sync,
     "stats": cmd_stats,
+    "db": cmd_db,
 }
 
 

@@ -133,6 +133,26 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     sync.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
     sync.add_argument("--retries", type=int, default=3, help="retries per request on 5xx and errors (default 3)")
 
+    db = sub.add_parser("db", help="the database schema: upgrade it, or show its revision", formatter_class=_formatter)
+    db_sub = db.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
+    _sub(
+        db_sub,
+        "upgrade",
+        commands["db"],
+        "upgrade the database (DATABASE_URL, else the SQLite file in DATA_DIR) to the newest schema",
+        "  incident-bot db upgrade\n  DATABASE_URL=postgresql://bot@db/incidents incident-bot db upgrade\n",
+        "Upgrade the database (DATABASE_URL, else the SQLite file in DATA_DIR) to the newest schema, in one\n"
+        "transaction under a lock (replicas starting together migrate once). A database made by incident-bot\n"
+        "before schema migrations existed is adopted and converted in place. `run` does this at every start.",
+    )
+    _sub(
+        db_sub,
+        "current",
+        commands["db"],
+        "show the database's schema revision and the newest one",
+        "  incident-bot db current\n",
+    )
+
     stats = _sub(
         sub,
         "stats",

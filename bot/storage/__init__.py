@@ -1,7 +1,8 @@
 """Storage: the interface (``base``) and :func:`open_storage`, which picks a backend from a URL.
 
 ``sqlite:///path`` (default, one file; parent directories are created) or ``postgresql://…`` /
-``postgres://…`` (shared by several processes). Callers run :meth:`Storage.migrate` at start-up.
+``postgres://…`` (shared by several processes), both through one SQLAlchemy Core implementation
+(``bot.storage.sql``). Callers run :meth:`Storage.migrate` (Alembic, ``bot.storage.migrate``) at start-up.
 """
 
 from __future__ import annotations
@@ -37,25 +38,19 @@ __all__ = [
 
 
 def open_storage(url: str) -> Storage:
-    """Open (not migrate) the backend for ``url``. Raises :class:`StorageMisconfigured` for an unknown
-    scheme or a SQLite file that cannot be created.
-
-    Backends are imported lazily so a SQLite deployment never loads psycopg.
-    """
+    """Open (not migrate) the database for ``url``. Raises :class:`StorageMisconfigured` for an unknown
+    scheme or a SQLite file whose directory cannot be created. SQLAlchemy and the driver load lazily."""
     if url.startswith("sqlite:///"):
-        from bot.storage.sqlite import SqliteStorage, sqlite_path
-
-        path = sqlite_path(url)
-        if path != ":memory:":
+        path = url.removeprefix("sqlite:///")
+        if path and path != ":memory:":
             try:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StorageMisconfigured(
                     f"DATA_DIR / DATABASE_URL: cannot create {Path(path).parent}: {exc.strerror or exc}"
                 ) from None
-        return SqliteStorage(path)
-    if url.startswith(("postgresql://", "postgres://")):
-        from bot.storage.postgres import PostgresStorage
+    elif not url.startswith(("postgresql://", "postgres://")):
+        raise StorageMisconfigured("DATABASE_URL must start with sqlite:///, postgresql:// or postgres://")
+    from bot.storage.sql import SqlStorage
 
-        return PostgresStorage(url)
-    raise StorageMisconfigured("DATABASE_URL must start with sqlite:///, postgresql:// or postgres://")
+    return SqlStorage(url)

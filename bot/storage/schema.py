@@ -1,0 +1,119 @@
+"""The database schema, once for both backends (SQLAlchemy Core tables; Alembic migrations create them).
+
+One representation everywhere: times are UTC (``timestamptz`` on PostgreSQL, fixed-width ISO text that
+sorts like time on SQLite; aware UTC ``datetime`` in Python), lists of ids are JSON, flags are booleans.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+)
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in and out; naive ones are refused (a time without a zone is a bug)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("storage times must be timezone-aware")
+        moment = value.astimezone(UTC)
+        # SQLite keeps the text of a naive time (fixed width, so it sorts like time); PostgreSQL keeps
+        # the instant.
+        return moment.replace(tzinfo=None) if dialect.name == "sqlite" else moment
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# A JSON list: jsonb on PostgreSQL (indexable, inspectable), JSON text on SQLite.
+IdList: Any = JSON().with_variant(postgresql.JSONB(), "postgresql")
+
+metadata = MetaData()
+
+events = Table(
+    "events",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("expires_at", UtcDateTime, nullable=False),
+    Index("events_expires", "expires_at"),
+)
+
+user_prefs = Table(
+    "user_prefs",
+    metadata,
+    Column("user_id", Text, primary_key=True),
+    Column("lang", Text, nullable=False),
+)
+
+channel_prefs = Table(
+    "channel_prefs",
+    metadata,
+    Column("channel_id", Text, primary_key=True),
+    Column("auto", Boolean, nullable=False),
+)
+
+replies = Table(
+    "replies",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("channel", Text, nullable=False),
+    Column("message_ts", Text, nullable=False),
+    Column("thread_ts", Text, nullable=False),
+    Column("case_ids", IdList, nullable=False),
+    Column("best_case_id", Text),
+    Column("tier", Text, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Index("replies_best", "channel", "best_case_id", "created_at"),
+    Index("replies_created", "created_at"),
+    sqlite_autoincrement=True,
+)
+
+feedback = Table(
+    "feedback",
+    metadata,
+    Column("reply_id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=False),
+    Column("user_id", Text, primary_key=True),
+    Column("case_id", Text, primary_key=True),
+    Column("vote", Text, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("tier", Text, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+digests = Table(
+    "digests",
+    metadata,
+    Column("period_key", Text, primary_key=True),
+    Column("status", Text, nullable=False),
+    Column("owner", Text, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("lease_until", UtcDateTime, nullable=False),
+    Column("case_ids", IdList, nullable=False),
+    Column("message_ts", IdList, nullable=False),
+    Column("claimed_at", UtcDateTime, nullable=False),
+    Column("completed_at", UtcDateTime),
+)
