@@ -48,7 +48,7 @@ def merge_with_previous(new: CaseLibrary, previous: CaseLibrary) -> tuple[CaseLi
     kept: list[str] = []
     for case_id, path in previous.paths.items():
         if path in broken and case_id not in new.cases:
-            new.cases[case_id] = previous.cases[case_id]
+            new.cases.put(previous.cases[case_id])
             new.paths[case_id] = path
             new.signatures.extend(sig for sig in previous.signatures if sig.case_id == case_id)
             new.sets = None  # the sets no longer cover exactly these signatures: the matcher rebuilds them

@@ -1,120 +1,150 @@
-"""``/incident search WORDS``: cases ranked by where the words appear. Pure.
+"""``/incident search WORDS``: cases ranked by where the words appear, with tantivy (BM25 per field).
 
-A word in the id counts most, then in the failure class, the components, the title (either language), and
-last anywhere in the body (summary, symptoms, root cause, lessons); a code such as ``Xid 79`` counts like
-the class wherever it appears. Rare words weigh more than common ones.
-Korean words are also compared by their two-syllable pieces, so ``메모리`` finds ``메모리가`` and
-``공유메모리``.
+A word counts most in the case id, then in the failure class, the components, the title (either
+language), and last anywhere in the body (summary, symptoms, root cause, lessons): each word scores in the
+best field it appears in (a disjunction-max), and a case's score adds its words. A code such as ``Xid 79``
+counts like the class wherever it appears. Korean is also compared by two-syllable pieces, so ``메모리``
+finds ``메모리가`` and ``공유메모리``. Rare words weigh more than common ones (BM25's idf).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import Any
 
-from bot.matching.textindex import tokenize
+import tantivy
+
+from bot.matching.engine import noise, prepare
 from bot.model.case import Case
 from bot.model.ids import canonical_id
 
-# How much one word is worth in each field; the body's worth also grows with how often it says it.
 ID_WEIGHT = 20.0
 CLASS_WEIGHT = 8.0
 COMPONENT_WEIGHT = 6.0
 TITLE_WEIGHT = 4.0
 BODY_WEIGHT = 1.5
+FIELDS = {
+    "failure_class": CLASS_WEIGHT,
+    "codes": CLASS_WEIGHT,
+    "components": COMPONENT_WEIGHT,
+    "title": TITLE_WEIGHT,
+    "body": BODY_WEIGHT,
+}
+KOREAN = {"ko_title": TITLE_WEIGHT, "ko_body": BODY_WEIGHT}
 _HANGUL = re.compile(r"[\uac00-\ud7a3]{2,40}")
+_CODE = re.compile(r"\bxid\d{1,3}\b")
 _QUERY_WORDS = 40
-_CODE = re.compile(r"[a-z]{2,20}_\d{1,3}")
 
 
-def terms(text: str) -> set[str]:
-    """The search terms of ``text``: the matcher's log-aware tokens, plus two-syllable pieces of Korean."""
-    found = set(tokenize(text, limit=20_000))
-    for word in _HANGUL.findall(text):
-        found.update(word[i : i + 2] for i in range(len(word) - 1))
-    return found
+def _both(*texts: Any) -> str:
+    return "\n".join(part for text in texts for part in (text.get("en") or "", text.get("ko") or ""))
 
 
-def _body_counts(text: str) -> Counter[str]:
-    counts: Counter[str] = Counter(tokenize(text, limit=20_000))
-    for word in _HANGUL.findall(text):
-        counts.update(word[i : i + 2] for i in range(len(word) - 1))
-    return counts
+def _hangul(*texts: str) -> str:
+    return " ".join(word for text in texts for word in _HANGUL.findall(text))
 
 
-def _both(*texts: object) -> str:
-    parts: list[str] = []
-    for text in texts:
-        get = getattr(text, "get", None)
-        parts += [get("en") or "", get("ko") or ""] if get else [str(text or "")]
-    return "\n".join(parts)
+def schema() -> Any:
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("doc", stored=True, fast=True)
+    for name in FIELDS:
+        builder.add_text_field(name, stored=False, tokenizer_name="default", index_option="freq")
+    for name in KOREAN:
+        builder.add_text_field(name, stored=False, tokenizer_name="ko2", index_option="freq")
+    return builder.build()
 
 
-@dataclass(frozen=True, slots=True)
-class _Fields:
-    case_id: str
-    ids: frozenset[str]
-    failure_class: frozenset[str]
-    components: frozenset[str]
-    title: frozenset[str]
-    body: Counter[str]
+def register(index: Any) -> Any:
+    """``index`` with the two-syllable tokenizer registered (tantivy keeps no custom tokenizer on disk)."""
+    index.register_tokenizer("ko2", tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.ngram(2, 2, False)).build())
+    return index
+
+
+def documents(cases: Iterable[Case]) -> list[dict[str, str]]:
+    """Each case's fields as the index reads them, in order."""
+    out = []
+    for case in cases:
+        body = _both(case.summary, case.symptoms_text, case.trigger, case.detection, case.lessons)
+        body += "\n" + "\n".join([*case.symptoms, case.root_cause or "", case.org or ""])
+        title = _both(case.title)
+        out.append(
+            {
+                "failure_class": (case.failure_class or "").replace("-", " "),
+                "codes": " ".join(_CODE.findall(prepare(f"{title}\n{body}", identifiers=False).lower())),
+                "components": " ".join(case.components).replace("-", " "),
+                "title": title,
+                "body": body,
+                "ko_title": _hangul(case.title.get("ko") or ""),
+                "ko_body": _hangul(
+                    *(text.get("ko") or "" for text in (case.summary, case.symptoms_text, case.lessons))
+                ),
+            }
+        )
+    return out
 
 
 class CaseSearch:
-    """Built once per library snapshot; ``search`` is thread-safe."""
+    """Built once per library snapshot (or opened from the start-up snapshot); ``search`` is thread-safe."""
 
-    def __init__(self, cases: Iterable[Case]) -> None:
-        self._fields: list[_Fields] = []
-        document_terms: Counter[str] = Counter()
-        for case in cases:
-            body = _both(case.summary, case.symptoms_text, case.trigger, case.detection, case.lessons)
-            body += "\n" + "\n".join([*case.symptoms, case.root_cause or "", case.org or ""])
-            fields = _Fields(
-                case_id=case.id,
-                ids=frozenset({case.id.lower(), *terms(case.id)}),
-                failure_class=frozenset(terms(case.failure_class or "")),
-                components=frozenset(terms(" ".join(case.components))),
-                title=frozenset(terms(_both(case.title))),
-                body=_body_counts(body),
-            )
-            self._fields.append(fields)
-            document_terms.update(
-                fields.ids | fields.failure_class | fields.components | fields.title | set(fields.body)
-            )
-        count = max(1, len(self._fields))
-        self._idf = {term: math.log(1 + (count - df + 0.5) / (df + 0.5)) for term, df in document_terms.items()}
+    def __init__(self, cases: Iterable[Case], index: Any | None = None) -> None:
+        """``index``: a tantivy index of :func:`schema` already holding these cases (in order); built in
+        memory otherwise."""
+        listed = list(cases)
+        self._ids = [case.id for case in listed]
+        self._positions = {case_id: number for number, case_id in enumerate(self._ids)}
+        if index is None:
+            index = register(tantivy.Index(schema()))
+            writer = index.writer(heap_size=128_000_000, num_threads=2)
+            for number, fields in enumerate(documents(listed)):
+                document = tantivy.Document()
+                document.add_unsigned("doc", number)
+                for name, text in fields.items():
+                    document.add_text(name, text)
+                writer.add_document(document)
+            writer.commit()
+            writer.wait_merging_threads()
+            index.reload()
+        self._index = index
+        self._schema = index.schema
+        self._searcher = index.searcher()
+        self._analyzer = (
+            tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(40))
+            .filter(tantivy.Filter.lowercase())
+            .build()
+        )
+
+    def _word_query(self, term: str, fields: Mapping[str, float]) -> Any:
+        parts = []
+        for name, weight in fields.items():
+            query = tantivy.Query.term_query(self._schema, name, term)
+            if name == "codes":
+                # A code names one fault: having it counts, however long the case or often it repeats.
+                frequency = int(self._searcher.doc_freq(name, term))
+                if frequency:
+                    idf = math.log(1 + (len(self._ids) - frequency + 0.5) / (frequency + 0.5))
+                    parts.append(tantivy.Query.const_score_query(query, weight * idf))
+                continue
+            parts.append(tantivy.Query.boost_query(query, weight))
+        return tantivy.Query.disjunction_max_query(parts)
 
     def search(self, words: str, limit: int = 8) -> list[str]:
         """Case ids, best first; only cases that contain at least one of the words."""
         wanted = canonical_id(words.strip())
-        query = list(dict.fromkeys(tokenize(words, limit=_QUERY_WORDS)))
-        for word in _HANGUL.findall(words[:400]):
-            query += [word[i : i + 2] for i in range(len(word) - 1)]
-        scores: dict[str, float] = {}
-        for fields in self._fields:
-            score = ID_WEIGHT * 10 if wanted is not None and wanted == fields.case_id else 0.0
-            for term in query:
-                idf = self._idf.get(term)
-                if idf is None:
-                    continue
-                tf = fields.body.get(term, 0)
-                weight = max(
-                    ID_WEIGHT if term in fields.ids else 0.0,
-                    CLASS_WEIGHT if term in fields.failure_class else 0.0,
-                    COMPONENT_WEIGHT if term in fields.components else 0.0,
-                    TITLE_WEIGHT if term in fields.title else 0.0,
-                    BODY_WEIGHT * tf / (tf + 1.0),
-                    # A code (``xid_79``) names one fault: anywhere in the case, it counts like the class.
-                    CLASS_WEIGHT if tf and _CODE.fullmatch(term) else 0.0,
-                )
-                score += weight * idf
-            if score > 0:
-                scores[fields.case_id] = score
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-        return [case_id for case_id, _ in ranked[:limit]]
+        first = [wanted] if wanted is not None and wanted in self._positions else []
+        text = " ".join(words.split()[:_QUERY_WORDS])
+        terms = [term for term in dict.fromkeys(self._analyzer.analyze(prepare(text))) if not noise(term)]
+        clauses = [(tantivy.Occur.Should, self._word_query(term, FIELDS)) for term in terms]
+        for word in _HANGUL.findall(text):
+            pieces = dict.fromkeys(word[i : i + 2] for i in range(len(word) - 1))
+            clauses += [(tantivy.Occur.Should, self._word_query(piece, KOREAN)) for piece in pieces]
+        if not clauses:
+            return first
+        hits = self._searcher.search(tantivy.Query.boolean_query(clauses), limit=limit + 1, count=False).hits
+        found = [self._ids[int(self._searcher.doc(address)["doc"][0])] for _, address in hits]
+        return [*first, *(case_id for case_id in found if case_id not in first)][:limit]
 
 
 def search_cases(index: CaseSearch, cases: Mapping[str, Case], words: str, limit: int = 8) -> list[Case]:

@@ -8,12 +8,14 @@ oversized regex, one that hits ordinary text) is rejected with the reason.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
+from bot.library.lazy import LazyCases
 from bot.library.ordinary import ordinary_text
 from bot.matching.signatures import (
     CompiledSignature,
@@ -25,6 +27,7 @@ from bot.matching.signatures import (
 )
 from bot.model.case import LANGS, Case
 from bot.model.ids import canonical_id
+from bot.model.summary import CaseSummary
 
 MAX_CASE_FILE_BYTES = 2 << 20
 
@@ -44,13 +47,24 @@ class Problem:
 @dataclass
 class CaseLibrary:
     """The loaded cases, their compiled signatures, and every problem found while loading. ``sets`` are
-    the RE2 sets of exactly ``signatures`` (built while screening), which the matcher reuses."""
+    the automatons of exactly ``signatures`` (built while screening), which the matcher reuses.
+    ``cases`` loads a case in full on first use; ``summaries`` is what lists and rankings need.
+    ``snapshot`` is where this library's saved indexes live (None without one)."""
 
-    cases: dict[str, Case] = field(default_factory=dict)
+    cases: LazyCases = field(default_factory=LazyCases)
     signatures: list[CompiledSignature] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     paths: dict[str, str] = field(default_factory=dict)
     sets: SignatureSets | None = None
+    snapshot: Any | None = None  # bot.library.snapshot.Snapshot
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cases, LazyCases):  # a plain mapping of whole cases (tests build these)
+            self.cases = LazyCases(self.cases)
+
+    @property
+    def summaries(self) -> Mapping[str, CaseSummary]:
+        return self.cases.summaries
 
     def get(self, raw_id: str) -> Case | None:
         key = canonical_id(raw_id)
@@ -244,7 +258,7 @@ def load_library(directory: Path) -> CaseLibrary:
         library.problems.extend(problems)
         del chosen[case_id]
     for case_id, (path, case, compiled) in sorted(chosen.items(), key=lambda item: item[1][0].name):
-        library.cases[case_id] = case
+        library.cases.put(case)
         library.paths[case_id] = str(path)
         library.signatures.extend(compiled)
     library.sets = sets if not rejected else SignatureSets(library.signatures)

@@ -4,8 +4,10 @@ known error line fits, and what the plain BM25 baseline ranks. Pure."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import cast
 
-from bot.matching.textindex import BM25Index
+from bot.matching.engine import TextEngine
+from bot.matching.ranking import Titled
 from bot.model.case import Case
 from bot.model.results import Match, Tier
 
@@ -25,10 +27,15 @@ def _with_examples(case: Case) -> str:
     return "\n".join([case_document(case), *(line for sig in case.signatures for line in sig.examples)])
 
 
+def case_text_documents(cases: Mapping[str, Case]) -> list[str]:
+    """What the case-text index holds, one document per case in the mapping's order."""
+    return [_with_examples(case) for case in cases.values()]
+
+
+CASE_TEXT_DF_SHARE = 0.5
 # The error-looking lines that make the query, the weakest hit kept (BM25 score), and the score the
 # closest case shows (always below any reply).
 QUERY_LINES = 60
-DOC_WORDS = 20_000  # a case file is read whole
 MIN_HIT = 2.0
 TOP_SCORE = 35
 
@@ -37,11 +44,16 @@ class CaseTextRanker:
     """Weak candidates from whole case texts, for explicit requests when signatures and known lines leave
     room in the candidate list."""
 
-    def __init__(self, cases: Mapping[str, Case]) -> None:
-        self._cases = dict(cases)
+    def __init__(self, cases: Mapping[str, Titled], engine: TextEngine | None = None) -> None:
+        """``engine``: the index of :func:`case_text_documents` for these cases in this order, built
+        earlier (the start-up snapshot keeps one); built here otherwise, and then ``cases`` must be whole
+        cases."""
+        self._cases = cases
         self._ids = list(self._cases)
-        documents = [_with_examples(self._cases[i]) for i in self._ids]
-        self._index = BM25Index(documents, max_df_share=0.5, doc_limit=DOC_WORDS)
+        if engine is None:
+            documents = case_text_documents(cast(Mapping[str, Case], cases))
+            engine = TextEngine.build(documents, max_df_share=CASE_TEXT_DF_SHARE, identifiers=False)
+        self._index = engine
 
     def fill(self, query_lines: Sequence[str], matches: list[Match], cap: int, floor: int) -> list[Match]:
         """``matches`` filled up to ``cap`` with the cases whose text is closest to ``query_lines``, each

@@ -15,28 +15,24 @@ comes from them.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import re2
 from rapidfuzz import fuzz
 
-from bot.matching.casetext import CaseTextRanker
+from bot.matching.knownlines import XID_CODE, MatcherParts, mask
 from bot.matching.normalize import Cleaned, clean
-from bot.matching.ranking import MatchConfig, Tally, decide, rank
+from bot.matching.ranking import MatchConfig, Tally, Titled, decide, rank
 from bot.matching.signatures import (
     CompiledSignature,
     SignatureSets,
     also_programs,
     locator,
     re2_options,
-    squash,
 )
 from bot.matching.suspects import extract_suspects
-from bot.matching.textindex import BM25Index
 from bot.model.case import Case, Strength
 from bot.model.excerpt import Excerpt
 from bot.model.results import Evidence, MatchResult, SuspectInfo
@@ -48,8 +44,6 @@ _ERRORISH_PATTERN = (
     r"|unexpected|lost|exceeded|refused|\bnan\b|segmentation|core dumped|oom|sig(?:kill|term|bus|abrt)"
     r"|exit ?code|exited|not (?:found|ready|initialized)|mismatch|insufficient"
 )
-_QUOTED = re.compile(r"`([^`\n]{15,300})`|\"([^\"\n]{15,300})\"")
-_DIGITS = re.compile(r"\d{1,40}")
 _EVIDENCE_CHARS = 300
 # Bounds on the signature stage: lines located per signature (the count shown stops there too), and hits
 # located per paste across all signatures; the deadline is checked every _CHECK_EVERY hits or lines.
@@ -57,26 +51,6 @@ _LINES_KEPT = 2_000
 _HITS_PER_PASTE = 20_000
 _CHECK_EVERY = 256
 _DIGIT_TO_ZERO = str.maketrans("0123456789", "0000000000")
-_DIGIT_TO_LETTER = str.maketrans("0123456789", "abcdefghij")
-_XID_CODE = re.compile(r"\bXid\b(?: \(PCI:[0-9a-fA-F:.]{1,20}\))?:? {0,2}(\d{1,3})\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True)
-class _Doc:
-    case_id: str
-    text: str
-    masked: str
-    strength: Strength | None
-    signature: int | None  # the signature this text illustrates; None for quotes from the case text
-    fallout: bool = False
-    xids: frozenset[str] = frozenset()  # the Xid codes the text names
-
-
-def _mask(text: str) -> str:
-    """Lower case with every number as 0, except an Xid's code, which names the fault (Xid 31 and Xid 13
-    are different failures), spelled in letters so that masking leaves it."""
-    kept = _XID_CODE.sub(lambda found: "xid " + found.group(1).translate(_DIGIT_TO_LETTER), text)
-    return _DIGITS.sub("0", kept.lower())
 
 
 def _evidence_line(cleaned: Cleaned, line_no: int) -> str:
@@ -89,16 +63,19 @@ class Matcher:
 
     def __init__(
         self,
-        cases: Mapping[str, Case],
+        cases: Mapping[str, Titled],
         signatures: Sequence[CompiledSignature],
         config: MatchConfig | None = None,
         *,
         sets: SignatureSets | None = None,
+        parts: MatcherParts | None = None,
     ) -> None:
-        """``sets``: RE2 sets already built for exactly ``signatures`` (the case store builds them while
-        screening); built here otherwise."""
+        """``sets``: the automatons already built for exactly ``signatures`` (the case store builds them
+        while screening); built here otherwise. ``parts``: the known-line and case-text indexes built
+        earlier for these cases (the start-up snapshot keeps them); without them ``cases`` must be whole
+        cases, from which they are built here."""
         self.config = config or MatchConfig()
-        self._cases = dict(cases)
+        self._cases = cases
         self._signatures = list(signatures)
         if sets is None or list(sets.signatures) != self._signatures:
             sets = SignatureSets(self._signatures, self.config.set_shard, self.config.set_max_mem)
@@ -106,36 +83,18 @@ class Matcher:
         self._text_regex: dict[int, Any] = {}
         self._also: dict[int, list[Any] | None] = {}
         self._errorish = re2.compile(f"(?i)(?:{_ERRORISH_PATTERN})[^\\n]*", re2_options())
-        self._docs = self._build_docs(self._cases.values(), self._signatures)
-        self._doc_index = BM25Index([doc.text for doc in self._docs])
-        self._case_text = CaseTextRanker(self._cases)
+        if parts is None:
+            parts = MatcherParts.build(cast(Mapping[str, Case], cases), self._signatures, self.config.docs_per_case)
+        self.parts = parts
+        self._docs = parts.known
+        self._doc_index = parts.known_engine
+        self._case_text = parts.case_text
 
     @property
     def case_count(self) -> int:
         return len(self._cases)
 
     # -- building -----------------------------------------------------------------------------------
-
-    def _build_docs(self, cases: Any, signatures: Sequence[CompiledSignature]) -> list[_Doc]:
-        by_case: dict[str, dict[str, tuple[Strength | None, int | None, bool]]] = defaultdict(dict)
-        for number, sig in enumerate(signatures):
-            texts = list(self._cases[sig.case_id].signatures[sig.index].examples)
-            if not sig.is_regex:
-                texts.append(sig.literal)
-            for text in texts:
-                # A proof that needs other lines beside it is only a hint when one line looks like it.
-                shown: Strength | None = Strength.SUPPORTING if sig.also else sig.strength
-                by_case[sig.case_id].setdefault(squash(text), (shown, number, sig.fallout))
-        for case in cases:
-            for found in _QUOTED.finditer(case.symptoms_text.en or ""):
-                by_case[case.id].setdefault(squash(found.group(1) or found.group(2)), (None, None, False))
-        docs: list[_Doc] = []
-        for case_id, case_texts in by_case.items():
-            for text, (kind, sig_no, fallout) in list(case_texts.items())[: self.config.docs_per_case]:
-                if len(text) >= 20:
-                    xids = frozenset(_XID_CODE.findall(text))
-                    docs.append(_Doc(case_id, text, _mask(text), kind, sig_no, fallout, xids))
-        return docs
 
     @property
     def dropped(self) -> list[str]:
@@ -313,8 +272,8 @@ class Matcher:
             line = cleaned.clean_line(line_no)
             if len(line) < 12:
                 continue
-            masked = _mask(line)
-            xids = frozenset(_XID_CODE.findall(line))
+            masked = mask(line)
+            xids = frozenset(XID_CODE.findall(line))
             for hit in self._doc_index.search(line, top=3, min_score=2.0):
                 doc = self._docs[hit.doc]
                 tally = tallies[doc.case_id]

@@ -11,9 +11,8 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from bot.matching.casetext import DOC_WORDS
+from bot.matching.engine import TextEngine
 from bot.matching.matcher import Matcher
-from bot.matching.textindex import BM25Index
 from bot.model.case import Case
 
 
@@ -113,7 +112,7 @@ def evaluate(matcher: Matcher, pastes: Sequence[Labelled]) -> Report:
 def bm25_baseline(cases: Sequence[Case], pastes: Sequence[Labelled]) -> Report:
     """A plain BM25 ranking of whole case files against whole pastes (no signatures, no reply decision)."""
     files = [json.dumps(case.model_dump(mode="json"), ensure_ascii=False) for case in cases]
-    index = BM25Index(files, doc_limit=DOC_WORDS)
+    index = TextEngine.build(files, identifiers=False)
     report = Report()
     for paste in pastes:
         query = paste.text.decode("utf-8", "replace")

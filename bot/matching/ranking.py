@@ -4,10 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from bot.matching.signatures import SET_MAX_MEM, SET_SHARD
-from bot.model.case import Case, Strength
+from bot.model.case import Localized, Strength
 from bot.model.results import Evidence, Match, Tier
+
+
+class Titled(Protocol):
+    """What a candidate shows of its case: a whole case or its summary."""
+
+    @property
+    def title(self) -> Localized: ...
+    @property
+    def failure_class(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +83,7 @@ def score(tally: Tally, decisive_elsewhere: bool, config: MatchConfig) -> tuple[
     return score, Tier.STRONG if score >= config.strong_score else Tier.WEAK
 
 
-def rank(tallies: Mapping[str, Tally], cases: Mapping[str, Case], config: MatchConfig) -> list[Match]:
+def rank(tallies: Mapping[str, Tally], cases: Mapping[str, Titled], config: MatchConfig) -> list[Match]:
     """The candidates, best first (score, then how specific their signatures are, then id)."""
     decisive_cases = {case_id for case_id, tally in tallies.items() if tally.decisive}
     scored: list[tuple[int, int, str, Match]] = []

@@ -1,6 +1,7 @@
 """Compiling case signatures: exact strings and untrusted author regexes through RE2 (linear time), with
-the checks that keep one careless or hostile case file from silencing or flooding the bot, and the RE2
-sets that find every signature in a text in one pass each.
+the checks that keep one careless or hostile case file from silencing or flooding the bot, and the
+automatons (Aho-Corasick for exact strings, RE2 sets for regexes) that find every signature in a text in
+one pass each.
 
 Pure: no I/O. ``compile_signature`` raises ``SignatureError`` with the reason; ``SignatureSets`` never
 raises, it drops a pattern RE2 cannot fit and says which.
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import ahocorasick
 import re2
 
 from bot.matching.patterns import literal_chars, shape_of
@@ -189,19 +191,29 @@ class Dropped:
 
 @dataclass
 class SignatureSets:
-    """All signatures in RE2 sets of at most ``shard`` patterns: ``candidates(text)`` says which may hit in
-    one pass of each set. A set RE2 cannot compile within ``max_mem`` is split in halves until it does;
-    a single pattern that still does not fit is dropped (listed in ``dropped``), never raised."""
+    """Which signatures may hit a text, found in one pass per automaton, never one pattern at a time:
+    exact strings in two Aho-Corasick automatons (case-sensitive ones over the text, the others over it
+    lower-cased), regexes in RE2 sets of at most ``shard`` patterns. A set RE2 cannot compile within
+    ``max_mem`` is split in halves until it does; a single pattern that still does not fit is dropped
+    (listed in ``dropped``), never raised."""
 
     signatures: Sequence[CompiledSignature]
     shard: int = SET_SHARD
     max_mem: int = SET_MAX_MEM
     sets: list[tuple[Any, list[int]]] = field(default_factory=list, init=False)
     dropped: list[Dropped] = field(default_factory=list, init=False)
+    _exact: Any = field(default=None, init=False)
+    _folded: Any = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        count = len(self.signatures)
-        pending = [list(range(i, min(i + self.shard, count))) for i in range(0, count, self.shard)]
+        regexes = [i for i, sig in enumerate(self.signatures) if sig.is_regex]
+        self._exact = _automaton(
+            (sig.literal, i) for i, sig in enumerate(self.signatures) if not sig.is_regex and not sig.ignore_case
+        )
+        self._folded = _automaton(
+            (sig.literal, i) for i, sig in enumerate(self.signatures) if not sig.is_regex and sig.ignore_case
+        )
+        pending = [regexes[i : i + self.shard] for i in range(0, len(regexes), self.shard)]
         while pending:
             members = pending.pop()
             built = self._build(members)
@@ -228,12 +240,40 @@ class SignatureSets:
         return regex_set
 
     def candidates(self, text: str) -> list[int]:
-        """Indices of signatures whose (widened) set pattern hits ``text``: confirm each with its own
-        program before trusting it."""
-        found: list[int] = []
+        """Indices of signatures that may hit ``text``: confirm each with its own program (which also
+        finds its lines) before trusting it."""
+        found: set[int] = set()
+        for automaton, haystack in ((self._exact, text), (self._folded, None)):
+            if automaton is not None:
+                found.update(index for _, index in automaton.iter(haystack if haystack is not None else text.lower()))
         for regex_set, members in self.sets:
-            found.extend(members[position] for position in regex_set.Match(text) or ())
-        return found
+            found.update(members[position] for position in regex_set.Match(text) or ())
+        return sorted(found)
+
+
+def _automaton(words: Any) -> Any | None:
+    """An Aho-Corasick automaton over ``(word, index)`` pairs (None without any)."""
+    automaton = ahocorasick.Automaton()
+    for word, index in words:
+        if word:
+            previous = automaton.get(word, ())
+            automaton.add_word(word, (*previous, index) if previous else (index,))
+    if len(automaton) == 0:
+        return None
+    automaton.make_automaton()
+    return _Expanded(automaton)
+
+
+@dataclass(frozen=True, slots=True)
+class _Expanded:
+    """An automaton whose values are tuples of indices (several signatures may share one string)."""
+
+    automaton: Any
+
+    def iter(self, text: str) -> Any:
+        for end, indices in self.automaton.iter(text):
+            for index in indices:
+                yield end, index
 
 
 def also_programs(signature: CompiledSignature) -> list[Any] | None:

@@ -7,7 +7,7 @@ safe boundary with a pointer to the full case, so a case with very long fields s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,7 +165,7 @@ def _tier_text(match: Match, lang: Lang) -> str:
 
 def match_reply(
     result: MatchResult,
-    cases: dict[str, Case],
+    cases: Mapping[str, Case],
     langs: Sequence[Lang],
     *,
     explicit: bool,

@@ -1,4 +1,6 @@
-"""A small BM25 inverted index with log-aware tokens; pure.
+"""The hand-written BM25 the bot used before tantivy, kept only as a baseline for ``bench.index_compare``.
+
+A small BM25 inverted index with log-aware tokens; pure.
 
 Identifiers are kept whole and also split (``cudaErrorECCUncorrectable`` gives ``cudaerroreccuncorrectable``,
 ``cuda``, ``error``, ``ecc``, ``uncorrectable``), and a short number is joined to the word before it
