@@ -9,7 +9,7 @@ from bot.app.search import CaseSearch
 from bot.library.case_store import load_library
 from bot.ops.settings import BUNDLED_CASES
 
-SEARCH = CaseSearch(load_library(BUNDLED_CASES))
+SEARCH = CaseSearch.build(load_library(BUNDLED_CASES).cases.values())
 
 # words -> (cases that must come first, in any order; how many places they may take)
 CONTRACT: dict[str, tuple[set[str], int]] = {

@@ -18,6 +18,7 @@ import structlog
 
 from bot.app.service import IncidentService
 from bot.library.case_store import CaseLibrary, Problem, load_library
+from bot.library.snapshot import load_with_snapshot
 
 log = logging.getLogger("incident_bot.reload")
 
@@ -50,16 +51,20 @@ def merge_with_previous(new: CaseLibrary, previous: CaseLibrary) -> tuple[CaseLi
         if path in broken and case_id not in new.cases:
             new.cases.put(previous.cases[case_id])
             new.paths[case_id] = path
-            new.signatures.extend(sig for sig in previous.signatures if sig.case_id == case_id)
+            new.signatures = [*new.signatures, *(sig for sig in previous.signatures if sig.case_id == case_id)]
             new.sets = None  # the sets no longer cover exactly these signatures: the matcher rebuilds them
+            # Nor do the snapshot's indexes cover this library any more: it is indexed in memory.
+            new.snapshot = None
             kept.append(case_id)
     return new, kept
 
 
-def reload_library(service: IncidentService, directory: Path) -> ReloadOutcome:
-    """Load ``directory`` again and swap it in. Never raises for bad content; logs every problem."""
+def reload_library(service: IncidentService, directory: Path, snapshots: Path | None = None) -> ReloadOutcome:
+    """Load ``directory`` again (through a snapshot under ``snapshots`` when given) and swap it in. Never
+    raises for bad content; logs every problem. The new library and its indexes are built beside the
+    one serving, which keeps answering until the swap."""
     previous = service.library
-    fresh = load_library(directory)
+    fresh = load_with_snapshot(directory, snapshots) if snapshots is not None else load_library(directory)
     for problem in fresh.errors:
         log.warning("case file problem on reload: %s", problem)
     merged, kept = merge_with_previous(fresh, previous)
@@ -100,9 +105,10 @@ class LibraryReloader:
     sync can all ask). Each reload is counted in ``library_reloads`` and logged with what triggered it;
     ``bot.app.reloader`` keeps the previous library (or a broken file's previous case) serving."""
 
-    def __init__(self, service: IncidentService, directory: Path) -> None:
+    def __init__(self, service: IncidentService, directory: Path, snapshots: Path | None = None) -> None:
         self.service = service
         self.directory = directory
+        self.snapshots = snapshots
         self.seen: str | None = None  # the fingerprint last loaded (set by ``baseline`` or a reload)
         self._lock = threading.Lock()
         self._tasks: set[asyncio.Task[object]] = set()
@@ -115,7 +121,7 @@ class LibraryReloader:
         with self._lock, structlog.contextvars.bound_contextvars(job="reload", trigger=trigger):
             seen = fingerprint(self.directory)
             try:
-                outcome = reload_library(self.service, self.directory)
+                outcome = reload_library(self.service, self.directory, self.snapshots)
             except Exception:
                 self.service.metrics.library_reloads.labels(outcome="error").inc()
                 log.exception("case library reload (%s) failed; the previous library keeps serving", trigger)

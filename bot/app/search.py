@@ -46,6 +46,11 @@ def _hangul(*texts: str) -> str:
     return " ".join(word for text in texts for word in _HANGUL.findall(text))
 
 
+def codes(text: str) -> str:
+    """The Xid codes ``text`` names, as the terms the index keeps (``xid79``)."""
+    return " ".join(_CODE.findall(prepare(text, identifiers=False).lower())) if "xid" in text.lower() else ""
+
+
 def schema() -> Any:
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("doc", stored=True, fast=True)
@@ -72,7 +77,7 @@ def documents(cases: Iterable[Case]) -> list[dict[str, str]]:
         out.append(
             {
                 "failure_class": (case.failure_class or "").replace("-", " "),
-                "codes": " ".join(_CODE.findall(prepare(f"{title}\n{body}", identifiers=False).lower())),
+                "codes": codes(f"{title}\n{body}"),
                 "components": " ".join(case.components).replace("-", " "),
                 "title": title,
                 "body": body,
@@ -85,27 +90,32 @@ def documents(cases: Iterable[Case]) -> list[dict[str, str]]:
     return out
 
 
+def build_index(cases: Iterable[Case], index: Any | None = None) -> Any:
+    """A search index of ``cases`` (in order) in ``index`` (an empty ``tantivy.Index`` of :func:`schema`;
+    a new one in memory by default)."""
+    index = register(index if index is not None else tantivy.Index(schema()))
+    writer = index.writer(heap_size=128_000_000, num_threads=2)
+    for number, fields in enumerate(documents(cases)):
+        document = tantivy.Document()
+        document.add_unsigned("doc", number)
+        for name, text in fields.items():
+            document.add_text(name, text)
+        writer.add_document(document)
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    return index
+
+
 class CaseSearch:
     """Built once per library snapshot (or opened from the start-up snapshot); ``search`` is thread-safe."""
 
-    def __init__(self, cases: Iterable[Case], index: Any | None = None) -> None:
-        """``index``: a tantivy index of :func:`schema` already holding these cases (in order); built in
-        memory otherwise."""
-        listed = list(cases)
-        self._ids = [case.id for case in listed]
+    def __init__(self, ids: Iterable[str], index: Any) -> None:
+        """``index``: a search index holding the cases ``ids`` names, in that order (:func:`build_index`)."""
+        self._ids = list(ids)
         self._positions = {case_id: number for number, case_id in enumerate(self._ids)}
-        if index is None:
-            index = register(tantivy.Index(schema()))
-            writer = index.writer(heap_size=128_000_000, num_threads=2)
-            for number, fields in enumerate(documents(listed)):
-                document = tantivy.Document()
-                document.add_unsigned("doc", number)
-                for name, text in fields.items():
-                    document.add_text(name, text)
-                writer.add_document(document)
-            writer.commit()
-            writer.wait_merging_threads()
-            index.reload()
+        if index.searcher().num_docs != len(self._ids):
+            raise ValueError(f"the search index holds {index.searcher().num_docs} cases, not {len(self._ids)}")
         self._index = index
         self._schema = index.schema
         self._searcher = index.searcher()
@@ -115,6 +125,11 @@ class CaseSearch:
             .filter(tantivy.Filter.lowercase())
             .build()
         )
+
+    @classmethod
+    def build(cls, cases: Iterable[Case]) -> CaseSearch:
+        listed = list(cases)
+        return cls([case.id for case in listed], build_index(listed))
 
     def _word_query(self, term: str, fields: Mapping[str, float]) -> Any:
         parts = []

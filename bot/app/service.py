@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from rapidfuzz import fuzz, process
 
+from bot.app.indexes import build_matcher, build_search
 from bot.app.routing import route_command
 from bot.app.search import CaseSearch, search_cases
 from bot.digest.content import latest_slot, period_key
@@ -25,6 +26,7 @@ from bot.model.case import Case, Lang
 from bot.model.excerpt import Excerpt
 from bot.model.ids import canonical_id
 from bot.model.results import MatchResult, Reply
+from bot.model.summary import CaseSummary
 from bot.ops.metrics import Metrics
 from bot.replies.render import case_list_reply, case_reply, match_reply, message_reply, unknown_id_reply
 from bot.storage.base import LangPref, ReplyRecord, Storage
@@ -50,11 +52,9 @@ class _Snapshot:
 
 
 def _snapshot(library: CaseLibrary, config: MatchConfig) -> _Snapshot:
-    return _Snapshot(
-        library=library,
-        matcher=Matcher(library.cases, library.signatures, config, sets=library.sets),
-        search=CaseSearch(library),
-    )
+    state = _Snapshot(library=library, matcher=build_matcher(library, config), search=build_search(library))
+    library.release_cases()  # the indexes are built: whole cases are read again only when shown
+    return state
 
 
 def langs_for(pref: LangPref | None, locale: str | None) -> tuple[Lang, Lang]:
@@ -132,11 +132,13 @@ class IncidentService:
 
     def recent_cases(self, limit: int = 10) -> list[Case]:
         """Newest first by review date, then case date."""
+        library = self._state.library
 
-        def key(case: Case) -> tuple[str, str]:
-            return (case.review.reviewed_at or "", case.date or "")
+        def key(summary: CaseSummary) -> tuple[str, str]:
+            return (summary.reviewed or "", summary.date or "")
 
-        return sorted(self._state.library, key=key, reverse=True)[:limit]
+        newest = sorted(library.summaries.values(), key=key, reverse=True)[:limit]
+        return [library.cases[summary.id] for summary in newest]
 
     def search_cases(self, words: str, limit: int = 8) -> list[Case]:
         """Cases ranked by where the words appear: id, failure class, components, title, then body."""
@@ -147,18 +149,19 @@ class IncidentService:
         """Cases sharing failure class, components, root cause, symptoms or an explicit relation."""
         scored: list[tuple[float, str]] = []
         related = {str(r) for r in case.related}
-        for other in self._state.library:
+        library = self._state.library
+        for other in library.summaries.values():
             if other.id == case.id:
                 continue
             score = 3.0 * _jaccard(case.components, other.components)
             score += 2.0 * _jaccard(case.symptoms, other.symptoms)
             score += 2.5 if case.failure_class and case.failure_class == other.failure_class else 0.0
             score += 1.0 if case.root_cause and case.root_cause == other.root_cause else 0.0
-            score += 2.0 if other.id in related or case.id in {str(r) for r in other.related} else 0.0
+            score += 2.0 if other.id in related or case.id in other.related else 0.0
             if score > 0:
                 scored.append((score, other.id))
         scored.sort(key=lambda item: (-item[0], item[1]))
-        return [self._state.library.cases[cid] for _, cid in scored[:limit]]
+        return [library.cases[cid] for _, cid in scored[:limit]]
 
     # -- matching -----------------------------------------------------------------------------------
 
@@ -308,14 +311,16 @@ class IncidentService:
         answer the command line's ``digest --dry-run`` gives."""
         now = self.now()
         slot = latest_slot(self.digest_cron, self.digest_timezone, now)
+        library = self._state.library
         return plan_next_digest(
-            self._state.library,
+            library.summaries.values(),
             self.storage.digested_case_ids(),
             self.storage.get_digest(period_key(slot)),
             cron=self.digest_cron,
             timezone=self.digest_timezone,
             lookback_days=self.digest_lookback_days,
             now=now,
+            lookup=library.cases.get,
         )
 
     def digest_preview(self, langs: Sequence[Lang]) -> Reply:

@@ -12,6 +12,7 @@ from bot.app.service import IncidentService
 from bot.app.services import Services
 from bot.app.workers import WorkerPools
 from bot.library.case_store import CaseLibrary, load_library, require_cases
+from bot.library.snapshot import load_with_snapshot
 from bot.matching.ranking import MatchConfig
 from bot.ops.settings import Settings
 from bot.replies.seal import derive_key
@@ -25,10 +26,12 @@ def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
     return Settings(**(overrides or {}))
 
 
-def load_cases(directory: Path) -> CaseLibrary:
-    """The case library in ``directory``; raises :class:`CasesUnavailable` when it holds no loadable case
-    (a wrong directory must not look like "no case matches")."""
-    library = require_cases(load_library(directory), directory)
+def load_cases(directory: Path, snapshots: Path | None = None) -> CaseLibrary:
+    """The case library in ``directory`` (through the start-up snapshot under ``snapshots`` when given);
+    raises :class:`CasesUnavailable` when it holds no loadable case (a wrong directory must not look like
+    "no case matches")."""
+    loaded = load_with_snapshot(directory, snapshots) if snapshots is not None else load_library(directory)
+    library = require_cases(loaded, directory)
     for problem in library.errors:
         log.warning("case library problem: %s", problem)
     return library
@@ -55,7 +58,7 @@ def build_service(settings: Settings, storage: Storage | None = None, *, migrate
     """The one place where the library, storage and service are put together. ``migrate`` opens storage
     here (raising :class:`StorageError` with one line naming the setting); ``run`` opens it itself, with
     retries."""
-    library = load_cases(settings.cases_dir)
+    library = load_cases(settings.cases_dir, snapshot_root(settings))
     store = storage or open_storage(settings.effective_database_url)
     if migrate:
         store.migrate()
@@ -79,6 +82,11 @@ def build_services(settings: Settings, storage: Storage | None = None, *, migrat
     """The service, its feedback side and the worker pools a long-running transport needs."""
     pools = WorkerPools(match_workers=settings.match_workers, match_queue=settings.match_queue)
     return Services.around(build_service(settings, storage, migrate=migrate), pools, button_key(settings))
+
+
+def snapshot_root(settings: Settings) -> Path:
+    """Where start-up snapshots of the case library are kept."""
+    return Path(settings.data_dir) / "snapshots"
 
 
 def button_key(settings: Settings) -> bytes | None:

@@ -8,11 +8,13 @@ from typing import Any
 
 from bot.cli.compose import load_settings
 from bot.storage import open_storage
-from bot.storage.dialects import where_of
-from bot.storage.migrate import head_revision
 
 
 def cmd_db(args: argparse.Namespace) -> int:
+    # Here, not at the top: SQLAlchemy and Alembic are not imported by commands that need no database.
+    from bot.storage.dialects import where_of
+    from bot.storage.migrate import head_revision
+
     settings = load_settings({"CASES_DIR": args.cases} if getattr(args, "cases", None) else {})
     url = settings.effective_database_url
     storage: Any = open_storage(url)

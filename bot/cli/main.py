@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.app.service import IncidentService
-from bot.cli.compose import build_service, build_services, load_cases, load_settings
+from bot.cli.compose import build_service, build_services, load_cases, load_settings, snapshot_root
 from bot.cli.console import BANNER, Console
 from bot.cli.db_cmd import cmd_db
 from bot.cli.inputs import read_file, read_stream
@@ -26,6 +26,7 @@ from bot.cli.parser import build_parser as parse_args_for
 from bot.cli.stats_cmd import cmd_stats
 from bot.cli.sync_cmd import cmd_sync
 from bot.library.case_store import CasesUnavailable, load_library, require_cases
+from bot.library.review import review_library
 from bot.matching.ranking import MatchConfig
 from bot.model.case import Lang
 from bot.model.excerpt import Excerpt
@@ -46,10 +47,11 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
 def _cmd_validate(args: argparse.Namespace) -> int:
     directory = Path(args.dir) if args.dir else _settings_from_args(args).cases_dir
     library = load_library(directory)
-    for problem in library.problems:
+    problems = [*library.problems, *review_library(library)]
+    for problem in problems:
         print(problem)
-    errors = len(library.errors)
-    warnings = len(library.problems) - errors
+    errors = sum(problem.severity == "error" for problem in problems)
+    warnings = len(problems) - errors
     print(f"{len(library)} cases loaded from {directory}: {errors} errors, {warnings} warnings")
     require_cases(library, directory)
     return 1 if errors or (args.strict and warnings) else 0
@@ -73,7 +75,7 @@ def _read_input(name: str, limit: int) -> Excerpt:
 
 def _cmd_match(args: argparse.Namespace) -> int:
     settings = _settings_from_args(args)
-    library = load_cases(settings.cases_dir)
+    library = load_cases(settings.cases_dir, snapshot_root(settings))
     from bot.storage.memory import MemoryStorage  # matching needs no state
 
     service = IncidentService(
@@ -132,7 +134,8 @@ def _cmd_digest(args: argparse.Namespace) -> int:
         digest_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url),
         settings.digest_channel,
         DigestParams.from_settings(settings),
-        cases=lambda: list(service.library),
+        cases=lambda: list(service.library.summaries.values()),
+        lookup=lambda case_id: service.library.cases.get(case_id),
         clock=lambda: datetime.now(UTC),
     )
     try:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.cron import CronTrigger
@@ -90,13 +90,24 @@ def period_key(slot: datetime) -> str:
     return slot.isoformat(timespec="minutes")
 
 
+class Reviewed(Protocol):
+    """A whole case or its summary: what choosing the digest's cases needs."""
+
+    @property
+    def id(self) -> str: ...
+    def reviewed_at(self) -> datetime | None: ...
+
+
+R = TypeVar("R", bound=Reviewed)
+
+
 def select_new_cases(
-    cases: Iterable[Case], digested_ids: set[str] | frozenset[str], slot: datetime, lookback_days: int
-) -> list[Case]:
+    cases: Iterable[R], digested_ids: set[str] | frozenset[str], slot: datetime, lookback_days: int
+) -> list[R]:
     """Cases with a ``reviewed_at`` in ``[slot - lookback_days, slot]`` whose id is not in ``digested_ids``,
     ordered by ``reviewed_at`` then id. Duplicate ids keep their first occurrence."""
     start = slot - timedelta(days=lookback_days)
-    picked: dict[str, tuple[datetime, Case]] = {}
+    picked: dict[str, tuple[datetime, R]] = {}
     for case in cases:
         reviewed = case.reviewed_at()
         if reviewed is None or case.id in digested_ids or case.id in picked:

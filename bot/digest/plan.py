@@ -7,7 +7,7 @@ posted yet (the runner posts it on its next run), else the following slot's, wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,6 +17,7 @@ from apscheduler.triggers.cron import CronTrigger
 
 from bot.digest.content import (
     DigestMessage,
+    Reviewed,
     build_digest_messages,
     latest_slot,
     period_key,
@@ -65,7 +66,7 @@ def next_slot(cron: str, timezone: str, now: datetime) -> datetime:
 
 
 def plan_next_digest(
-    cases: Iterable[Case],
+    cases: Iterable[Reviewed],
     digested_ids: set[str] | frozenset[str],
     latest_entry: DigestEntry | None,
     *,
@@ -73,13 +74,19 @@ def plan_next_digest(
     timezone: str,
     lookback_days: int,
     now: datetime,
+    lookup: Callable[[str], Case | None] | None = None,
 ) -> DigestPlan:
     """The next digest. ``latest_entry`` is the ledger row of the latest slot at or before ``now``.
 
     When that slot is not done, its digest is next: the cases its run already chose, else the undigested
     cases reviewed by the slot. Otherwise the following slot's: the undigested cases reviewed by then, as
-    far as they are known now."""
+    far as they are known now. ``cases`` may be summaries: ``lookup`` reads a chosen one in full."""
     library = list(cases)
+
+    def whole(chosen: Iterable[Reviewed]) -> tuple[Case, ...]:
+        found = (item if isinstance(item, Case) else (lookup(item.id) if lookup else None) for item in chosen)
+        return tuple(case for case in found if case is not None)
+
     slot = latest_slot(cron, timezone, now)
     if latest_entry is None or latest_entry.status != "done":
         own = set(latest_entry.case_ids) if latest_entry is not None else set()
@@ -88,7 +95,7 @@ def plan_next_digest(
             chosen = [by_id[case_id] for case_id in latest_entry.case_ids if case_id in by_id]
         else:
             chosen = select_new_cases(library, set(digested_ids) - own, slot, lookback_days)
-        return DigestPlan(previous_slot(cron, timezone, slot), slot, tuple(chosen), due=True)
+        return DigestPlan(previous_slot(cron, timezone, slot), slot, whole(chosen), due=True)
     upcoming = next_slot(cron, timezone, now)
     chosen = select_new_cases(library, digested_ids, upcoming, lookback_days)
-    return DigestPlan(slot, upcoming, tuple(chosen), due=False)
+    return DigestPlan(slot, upcoming, whole(chosen), due=False)

@@ -24,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.digest.content import (
     DigestMessage,
+    Reviewed,
     build_digest_messages,
     latest_slot,
     period_key,
@@ -118,16 +119,20 @@ class DigestRunner:
         client: AsyncWebClient,
         channel: str,
         params: DigestParams,
-        cases: Callable[[], Sequence[Case]],
+        cases: Callable[[], Sequence[Reviewed]],
         clock: Callable[[], datetime],
         owner: str | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        lookup: Callable[[str], Case | None] | None = None,
     ) -> None:
+        """``cases``: what may go into a digest (whole cases, or summaries with ``lookup`` to read a chosen
+        one in full)."""
         self.storage = storage
         self.client = client
         self.channel = channel
         self.params = params
         self.cases = cases
+        self.lookup = lookup
         self.clock = clock
         self.owner = owner or default_owner()
         self._sleep = sleep
@@ -209,10 +214,19 @@ class DigestRunner:
             missing = [case_id for case_id in entry.case_ids if case_id not in by_id]
             if missing:
                 log.warning("digest %s: cases no longer in the library: %s", entry.period_key, missing)
-            return [by_id[case_id] for case_id in entry.case_ids if case_id in by_id]
+            return self._whole([by_id[case_id] for case_id in entry.case_ids if case_id in by_id])
         digested = await asyncio.to_thread(self.storage.digested_case_ids)
         own = set(entry.case_ids) if entry is not None else set()
-        return select_new_cases(library, digested - own, slot, self.params.lookback_days)
+        return self._whole(select_new_cases(library, digested - own, slot, self.params.lookback_days))
+
+    def _whole(self, chosen: Sequence[Reviewed]) -> list[Case]:
+        """The chosen cases in full (read through ``lookup`` when ``cases`` gave summaries)."""
+        whole: list[Case] = []
+        for item in chosen:
+            case = item if isinstance(item, Case) else (self.lookup(item.id) if self.lookup else None)
+            if case is not None:
+                whole.append(case)
+        return whole
 
     def _render(self, chosen: Sequence[Case], slot: datetime) -> list[DigestMessage]:
         start = previous_slot(self.params.cron, self.params.timezone, slot)

@@ -7,8 +7,9 @@ oversized regex, one that hits ordinary text) is rejected with the reason.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,15 +53,23 @@ class CaseLibrary:
     ``snapshot`` is where this library's saved indexes live (None without one)."""
 
     cases: LazyCases = field(default_factory=LazyCases)
-    signatures: list[CompiledSignature] = field(default_factory=list)
+    signatures: Sequence[CompiledSignature] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     paths: dict[str, str] = field(default_factory=dict)
     sets: SignatureSets | None = None
     snapshot: Any | None = None  # bot.library.snapshot.Snapshot
 
+    # Called once the indexes are built: lets go of whole cases that the snapshot can read again.
+    release: Callable[[], None] | None = None
+
     def __post_init__(self) -> None:
         if not isinstance(self.cases, LazyCases):  # a plain mapping of whole cases (tests build these)
             self.cases = LazyCases(self.cases)
+
+    def release_cases(self) -> None:
+        if self.release is not None:
+            self.release()
+            self.release = None
 
     @property
     def summaries(self) -> Mapping[str, CaseSummary]:
@@ -221,8 +230,20 @@ def _file_order(paths: list[Path]) -> list[Path]:
 
 
 def load_library(directory: Path) -> CaseLibrary:
+    """Load every ``*.json`` under ``directory`` (``bot.library.snapshot.load_with_snapshot`` does the same
+    through the start-up snapshot). See :func:`load_files`."""
+    return load_files(directory)
+
+
+def load_files(
+    directory: Path, reuse: Mapping[str, Any] | None = None, outcomes: dict[str, dict[str, Any]] | None = None
+) -> CaseLibrary:
     """Load every ``*.json`` under ``directory``. When two files claim one id, the file named after the
     id wins (``IL-0414.json`` over ``DUP.json``); otherwise the first by name; the other is reported.
+
+    ``reuse``: earlier outcomes by content hash (a file whose bytes are unchanged is not parsed and
+    checked again); ``outcomes``: filled per file name with its content hash, problems and, when it
+    parsed, its raw JSON, summary and signatures (what the snapshot saves).
 
     Never raises for bad content: problems are collected on the returned library. A missing or unreadable
     directory is itself a problem.
@@ -231,35 +252,66 @@ def load_library(directory: Path) -> CaseLibrary:
     if not directory.is_dir():
         library.problems.append(Problem(str(directory), "", "not a directory"))
         return library
-    parsed: list[tuple[Path, Case, list[CompiledSignature]]] = []
+    parsed: list[tuple[Path, CaseSummary, Any, list[CompiledSignature]]] = []
     for path in _file_order(list(directory.glob("*.json"))):
         try:
             raw = path.read_bytes()
         except OSError as exc:
             library.problems.append(Problem(str(path), "", f"cannot read: {exc.strerror or exc}"))
             continue
-        case, compiled, problems = parse_case(raw, str(path))
+        digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+        earlier = reuse.get(digest) if reuse is not None else None
+        if earlier is not None:
+            summary, compiled = earlier.summary, earlier.signatures
+            problems = [Problem(str(path), p.field, p.message, p.severity) for p in earlier.problems]
+            case: Any = _loader(earlier.raw) if earlier.raw is not None else None
+            raw = earlier.raw if earlier.raw is not None else raw
+        else:
+            case, compiled, problems = parse_case(raw, str(path))
+            summary = CaseSummary.of(case) if case is not None else None
         library.problems.extend(problems)
-        if case is not None:
-            parsed.append((path, case, compiled))
-    chosen: dict[str, tuple[Path, Case, list[CompiledSignature]]] = {}
+        if outcomes is not None:
+            outcomes[path.name] = {
+                "digest": digest,
+                "problems": problems,
+                "raw": raw if summary is not None else None,
+                "summary": summary,
+                "signatures": compiled,
+            }
+        if summary is not None and case is not None:
+            parsed.append((path, summary, case, compiled))
+    chosen: dict[str, tuple[Path, CaseSummary, Any, list[CompiledSignature]]] = {}
     for entry in sorted(parsed, key=lambda item: (item[0].stem != item[1].id, item[0].name)):
-        path, case, _ = entry
-        if case.id in chosen:
-            first = chosen[case.id][0]
-            library.problems.append(Problem(str(path), "id", f"duplicate id {case.id}, also defined in {first}"))
+        path, summary, _, _ = entry
+        if summary.id in chosen:
+            first = chosen[summary.id][0]
+            library.problems.append(Problem(str(path), "id", f"duplicate id {summary.id}, also defined in {first}"))
             continue
-        chosen[case.id] = entry
+        chosen[summary.id] = entry
     paths = {case_id: str(entry[0]) for case_id, entry in chosen.items()}
-    signatures = [sig for _, _, compiled in chosen.values() for sig in compiled]
+    signatures = [sig for _, _, _, compiled in chosen.values() for sig in compiled]
     sets = SignatureSets(signatures)
     rejected = screening_problems(sets, paths)
     for case_id, problems in rejected.items():
         library.problems.extend(problems)
         del chosen[case_id]
-    for case_id, (path, case, compiled) in sorted(chosen.items(), key=lambda item: item[1][0].name):
-        library.cases.put(case)
+    kept: list[CompiledSignature] = []
+    for case_id, (path, summary, case, compiled) in sorted(chosen.items(), key=lambda item: item[1][0].name):
+        if isinstance(case, Case):
+            library.cases.put(case, summary)
+        else:
+            library.cases.put_lazy(summary, case)
         library.paths[case_id] = str(path)
-        library.signatures.extend(compiled)
-    library.sets = sets if not rejected else SignatureSets(library.signatures)
+        kept.extend(compiled)
+    library.signatures = kept
+    library.sets = sets if not rejected else SignatureSets(kept)
     return library
+
+
+def _loader(raw: bytes) -> Any:
+    """Reads a case checked earlier from its raw JSON when it is first used."""
+
+    def load() -> Case:
+        return Case.model_validate_json(raw)
+
+    return load

@@ -71,6 +71,7 @@ def schema() -> Any:
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("doc", stored=True, fast=True)
     builder.add_text_field("text", stored=False, tokenizer_name="default", index_option="freq")
+    builder.add_bytes_field("payload", stored=True, indexed=False)  # what a hit carries back (optional)
     return builder.build()
 
 
@@ -78,6 +79,7 @@ def schema() -> Any:
 class Hit:
     doc: int
     score: float
+    payload: bytes | None = None
 
 
 class TextEngine:
@@ -100,16 +102,20 @@ class TextEngine:
         *,
         max_df_share: float = 0.5,
         identifiers: bool = True,
+        payloads: Sequence[bytes] | None = None,
     ) -> TextEngine:
         """Index ``documents`` into ``index`` (an empty ``tantivy.Index`` of :func:`schema`; a new one in
         memory by default). ``identifiers``: add the split forms of identifiers (short texts such as log
-        lines; whole case texts are left to tantivy alone, which is much faster)."""
+        lines; whole case texts are left to tantivy alone, which is much faster). ``payloads``: bytes
+        stored with each document and returned with its hits."""
         index = index if index is not None else tantivy.Index(schema())
         writer = index.writer(heap_size=128_000_000, num_threads=2)
         for position, text in enumerate(documents):
             document = tantivy.Document()
             document.add_unsigned("doc", position)
             document.add_text("text", prepare(text, identifiers=identifiers))
+            if payloads is not None:
+                document.add_bytes("payload", payloads[position])
             writer.add_document(document)
         writer.commit()
         writer.wait_merging_threads()
@@ -162,5 +168,7 @@ class TextEngine:
         hits = []
         for score, address in result.hits:
             if score > min_score:
-                hits.append(Hit(int(self._searcher.doc(address)["doc"][0]), float(score)))
+                stored = self._searcher.doc(address)
+                payload = stored.get_first("payload")
+                hits.append(Hit(int(stored["doc"][0]), float(score), bytes(payload) if payload else None))
         return hits

@@ -5,6 +5,7 @@ saves and restores.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -23,24 +24,51 @@ XID_CODE = re.compile(r"\bXid\b(?: \(PCI:[0-9a-fA-F:.]{1,20}\))?:? {0,2}(\d{1,3}
 KNOWN_LINES_DF_SHARE = 0.25
 
 
-@dataclass(frozen=True, slots=True)
 class KnownLine:
-    case_id: str
-    text: str
-    masked: str
-    strength: Strength | None
-    signature: int | None  # the signature this text illustrates (index into the library's list)
-    fallout: bool = False
-    xids: frozenset[str] = frozenset()  # the Xid codes the text names
+    """One known line of a case. Its masked form and Xid codes are worked out when first compared (a
+    library of tens of thousands of cases has hundreds of thousands of lines; few are ever compared)."""
+
+    __slots__ = ("_masked", "_xids", "case_id", "fallout", "signature", "strength", "text")
+
+    def __init__(
+        self, case_id: str, text: str, strength: Strength | None, signature: int | None, fallout: bool = False
+    ) -> None:
+        self.case_id = case_id
+        self.text = text
+        self.strength = strength
+        self.signature = signature  # the signature this text illustrates (index into the library's list)
+        self.fallout = fallout
+        self._masked: str | None = None
+        self._xids: frozenset[str] | None = None
+
+    @property
+    def masked(self) -> str:
+        if self._masked is None:
+            self._masked = mask(self.text)
+        return self._masked
+
+    @property
+    def xids(self) -> frozenset[str]:
+        """The Xid codes the text names."""
+        if self._xids is None:
+            self._xids = frozenset(XID_CODE.findall(self.text))
+        return self._xids
 
     def to_json(self) -> list[Any]:
-        strength = self.strength.value if self.strength is not None else None
-        return [self.case_id, self.text, strength, self.signature, self.fallout]
+        return [self.case_id, self.text, _STRENGTH_CODE[self.strength], self.signature, self.fallout]
+
+    def payload(self) -> bytes:
+        """This line as the known-line index stores it (:meth:`from_json` of its JSON reads it back)."""
+        return json.dumps(self.to_json(), ensure_ascii=False).encode()
 
     @classmethod
     def from_json(cls, row: list[Any]) -> KnownLine:
         case_id, text, strength, signature, fallout = row
-        return known_line(case_id, text, Strength(strength) if strength else None, signature, bool(fallout))
+        return cls(str(case_id), str(text), _CODE_STRENGTH[strength], signature, bool(fallout))
+
+
+_STRENGTH_CODE: dict[Strength | None, int] = {None: 0, Strength.DECISIVE: 1, Strength.SUPPORTING: 2}
+_CODE_STRENGTH = {code: strength for strength, code in _STRENGTH_CODE.items()}
 
 
 def mask(text: str) -> str:
@@ -48,10 +76,6 @@ def mask(text: str) -> str:
     are different failures), spelled in letters so that masking leaves it."""
     kept = XID_CODE.sub(lambda found: "xid " + found.group(1).translate(_DIGIT_TO_LETTER), text)
     return _DIGITS.sub("0", kept.lower())
-
-
-def known_line(case_id: str, text: str, strength: Strength | None, signature: int | None, fallout: bool) -> KnownLine:
-    return KnownLine(case_id, text, mask(text), strength, signature, fallout, frozenset(XID_CODE.findall(text)))
 
 
 def known_lines(cases: Mapping[str, Case], signatures: Sequence[CompiledSignature], per_case: int) -> list[KnownLine]:
@@ -72,15 +96,16 @@ def known_lines(cases: Mapping[str, Case], signatures: Sequence[CompiledSignatur
     for case_id, case_texts in by_case.items():
         for text, (kind, sig_no, fallout) in list(case_texts.items())[:per_case]:
             if len(text) >= 20:
-                lines.append(known_line(case_id, text, kind, sig_no, fallout))
+                lines.append(KnownLine(case_id, text, kind, sig_no, fallout))
     return lines
 
 
 @dataclass(frozen=True, slots=True)
 class MatcherParts:
-    """What the matcher ranks text with, besides its signatures."""
+    """What the matcher ranks text with, besides its signatures. ``known`` is None when the known-line
+    index stores each line with its document (a snapshot's index: the list is never loaded)."""
 
-    known: list[KnownLine]
+    known: list[KnownLine] | None
     known_engine: TextEngine
     case_text: CaseTextRanker
 

@@ -15,6 +15,7 @@ comes from them.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -22,11 +23,13 @@ from typing import Any, cast
 import re2
 from rapidfuzz import fuzz
 
-from bot.matching.knownlines import XID_CODE, MatcherParts, mask
+from bot.matching.engine import Hit
+from bot.matching.knownlines import XID_CODE, KnownLine, MatcherParts, mask
 from bot.matching.normalize import Cleaned, clean
 from bot.matching.ranking import MatchConfig, Tally, Titled, decide, rank
 from bot.matching.signatures import (
     CompiledSignature,
+    LazySignatures,
     SignatureSets,
     also_programs,
     locator,
@@ -76,8 +79,11 @@ class Matcher:
         cases, from which they are built here."""
         self.config = config or MatchConfig()
         self._cases = cases
-        self._signatures = list(signatures)
-        if sets is None or list(sets.signatures) != self._signatures:
+        self._signatures = signatures if isinstance(signatures, LazySignatures) else list(signatures)
+        same = sets is not None and (
+            sets.signatures is signatures or (isinstance(signatures, list) and sets.signatures == self._signatures)
+        )
+        if sets is None or not same:
             sets = SignatureSets(self._signatures, self.config.set_shard, self.config.set_max_mem)
         self._sets = sets
         self._text_regex: dict[int, Any] = {}
@@ -88,6 +94,7 @@ class Matcher:
         self.parts = parts
         self._docs = parts.known
         self._doc_index = parts.known_engine
+        self._from_payload: dict[int, KnownLine] = {}
         self._case_text = parts.case_text
 
     @property
@@ -95,6 +102,16 @@ class Matcher:
         return len(self._cases)
 
     # -- building -----------------------------------------------------------------------------------
+
+    def _known(self, hit: Hit) -> KnownLine:
+        """The known line a hit is: from the list, or from the payload the index stored with it."""
+        if self._docs is not None:
+            return self._docs[hit.doc]
+        line = self._from_payload.get(hit.doc)
+        if line is None:
+            line = KnownLine.from_json(json.loads(hit.payload or b"null"))
+            self._from_payload[hit.doc] = line
+        return line
 
     @property
     def dropped(self) -> list[str]:
@@ -213,6 +230,7 @@ class Matcher:
             kind="signature",
             strength=sig.strength,
             count=len(line_numbers),
+            note=sig.note,
         )
         tally = tallies[sig.case_id]
         if sig.strength is Strength.SUPPORTING:
@@ -263,7 +281,7 @@ class Matcher:
     def _scan_text(
         self, cleaned: Cleaned, candidates: list[int], tallies: dict[str, Tally], late: Callable[[], bool]
     ) -> bool:
-        if not self._docs:
+        if not len(self._doc_index):
             return False
         read_by_signatures = {case_id: tally.line_set() for case_id, tally in tallies.items()}
         for number, line_no in enumerate(candidates):
@@ -275,7 +293,7 @@ class Matcher:
             masked = mask(line)
             xids = frozenset(XID_CODE.findall(line))
             for hit in self._doc_index.search(line, top=3, min_score=2.0):
-                doc = self._docs[hit.doc]
+                doc = self._known(hit)
                 tally = tallies[doc.case_id]
                 if doc.signature is not None and tally.hit(doc.signature):
                     continue  # already counted as a signature hit

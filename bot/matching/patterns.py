@@ -188,4 +188,4 @@ def shape_of(pattern: str) -> Shape:
 
 def literal_chars(text: str) -> int:
     """Literal characters of an exact signature: everything but whitespace counts."""
-    return sum(1 for char in text if not char.isspace())
+    return len(text) - sum(map(str.isspace, text))

@@ -69,6 +69,7 @@ class CompiledSignature:
     fallout: bool
     literal: str
     also: tuple[str, ...] = ()
+    note: str = ""  # what the signature means, in words (replies show it, never the pattern)
     _regex: Any = None
 
     @property
@@ -178,7 +179,36 @@ def compile_signature(case_id: str, index: int, signature: Signature) -> Compile
         fallout=signature.fallout,
         literal=literal,
         also=tuple(_check_also(where, signature)),
+        note=" ".join((signature.note or "").split()),
     )
+
+
+class LazySignatures(Sequence[CompiledSignature]):
+    """Checked signatures kept as the rows a snapshot saved, each made a :class:`CompiledSignature` when
+    first used (a large library has tens of thousands; a paste touches few). ``facts`` tells the automatons
+    what they need without making any."""
+
+    def __init__(self, rows: Sequence[tuple[str, Sequence[Any]]], make: Any) -> None:
+        """``rows``: (case id, saved row) in order; ``make(case_id, row)`` builds one signature."""
+        self._rows = rows
+        self._make = make
+        self._made: list[CompiledSignature | None] = [None] * len(rows)
+
+    def facts(self, index: int) -> tuple[bool, str, bool]:
+        """(is a regex, literal, ignore case) of signature ``index``: rows are (index, kind, pattern,
+        strength, ignore_case, fallout, literal, also)."""
+        row = self._rows[index][1]
+        return row[1] == SignatureKind.REGEX.value, str(row[6]), bool(row[4])
+
+    def __getitem__(self, index: int) -> CompiledSignature:  # type: ignore[override]
+        made = self._made[index]
+        if made is None:
+            case_id, row = self._rows[index]
+            made = self._made[index] = self._make(case_id, row)
+        return made
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,13 +236,15 @@ class SignatureSets:
     _folded: Any = field(default=None, init=False)
 
     def __post_init__(self) -> None:
-        regexes = [i for i, sig in enumerate(self.signatures) if sig.is_regex]
+        facts = getattr(self.signatures, "facts", None)
+        if facts is None:
+            facts = [(sig.is_regex, sig.literal, sig.ignore_case) for sig in self.signatures].__getitem__
+        known = [facts(i) for i in range(len(self.signatures))]
+        regexes = [i for i, (regex, _, _) in enumerate(known) if regex]
         self._exact = _automaton(
-            (sig.literal, i) for i, sig in enumerate(self.signatures) if not sig.is_regex and not sig.ignore_case
+            (literal, i) for i, (regex, literal, fold) in enumerate(known) if not regex and not fold
         )
-        self._folded = _automaton(
-            (sig.literal, i) for i, sig in enumerate(self.signatures) if not sig.is_regex and sig.ignore_case
-        )
+        self._folded = _automaton((literal, i) for i, (regex, literal, fold) in enumerate(known) if not regex and fold)
         pending = [regexes[i : i + self.shard] for i in range(0, len(regexes), self.shard)]
         while pending:
             members = pending.pop()

@@ -76,6 +76,22 @@ class RemediationStep(LibraryModel):
     template: str | None = None
 
 
+RunbookStage = Literal["confirm", "contain", "fix", "verify", "resume"]
+RUNBOOK_STAGES: tuple[RunbookStage, ...] = ("confirm", "contain", "fix", "verify", "resume")
+# What a command template may name: what a pasted log can reveal (bot.matching.suspects).
+PLACEHOLDERS = ("node", "pci", "gpu", "rank", "job")
+
+
+class RunbookStep(LibraryModel):
+    """Local extension: one step of what to do the next time, in order confirm, contain, fix, verify,
+    resume; ``command`` is a shell template with ``{node}``-style placeholders filled from the paste."""
+
+    stage: RunbookStage
+    text: Localized
+    command: str | None = None
+    assumes: Localized | None = None  # versions and conditions the command needs
+
+
 class SignatureKind(StrEnum):
     EXACT = "exact"
     REGEX = "regex"
@@ -140,6 +156,10 @@ class Case(LibraryModel):
     # Local extensions, never sent by the library.
     failure_class: str | None = None
     signatures: list[Signature] = Field(default_factory=list)
+    # What to do next time (the historical ``remediation`` stays the record of what was done then).
+    runbook: list[RunbookStep] = Field(default_factory=list)
+    # Where a maintainer disagrees with the library's text (never shown in replies).
+    review_notes: list[str] = Field(default_factory=list)
 
     def link(self) -> str | None:
         """The case's own page, else its first source."""

@@ -29,6 +29,7 @@ class Evidence(BaseModel):
     kind: Literal["signature", "text"]
     strength: Strength | None = None
     count: int = 1  # how many pasted lines carried it (hundreds of ranks print the same error)
+    note: str = ""  # what it matched, in words (a signature's note); "" for a known line of the case
 
 
 class Match(BaseModel):

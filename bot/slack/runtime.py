@@ -137,7 +137,7 @@ async def serve(settings: Settings, services: Services, stop: asyncio.Event | No
     SIGHUP reloads the case library (in a thread; requests keep being served)."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
-    reloader = LibraryReloader(services.incident, settings.cases_dir)
+    reloader = LibraryReloader(services.incident, settings.cases_dir, Path(settings.data_dir) / "snapshots")
     installed: list[signal.Signals] = []
     handlers: list[tuple[signal.Signals, Callable[[], object]]] = [
         (signal.SIGTERM, stop.set),
@@ -177,7 +177,7 @@ async def start_slack(
         # Before the port opens: a token Slack refuses stops the bot here (TokenRejected), with one line.
         token_client = build_client(identity.token, settings.slack_api_url, metrics=service.metrics)
         signed_in = await identity.check(token_client, within=auth_wait)
-    reloader = reloader or LibraryReloader(service, settings.cases_dir)
+    reloader = reloader or LibraryReloader(service, settings.cases_dir, Path(settings.data_dir) / "snapshots")
     await asyncio.to_thread(reloader.baseline)
     socket_mode = settings.slack_app_token is not None
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None

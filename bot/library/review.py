@@ -1,0 +1,121 @@
+"""Checks ``incident-bot cases validate`` runs beyond loading (they are slower, and advice for authors):
+
+- every command template (a runbook step's ``command``, a remediation step's ``template``) names only the
+  placeholders a paste can fill, and, filled with sample values, parses as shell (``bash -n``);
+- Korean text that this project writes uses the glossary's terms (``bot/library/glossary.tsv``): the runbook
+  of every case, and all text of the cases the incident library does not own (``IL-`` cases are the
+  library's: their text is refreshed by ``sync``, and disagreements go in ``review_notes`` instead).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from bot.library.case_store import CaseLibrary, Problem
+from bot.model.case import PLACEHOLDERS, Case, Localized
+
+SAMPLE_VALUES = {"node": "gpu-a17", "pci": "0000:3b:00.0", "gpu": "3", "rank": "5", "job": "682842"}
+LIBRARY_OWNED = ("IL-",)
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]{0,40})\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    english: str
+    korean: str
+    avoid: tuple[str, ...]
+
+
+@cache
+def glossary() -> tuple[Term, ...]:
+    text = resources.files("bot.library").joinpath("glossary.tsv").read_text(encoding="utf-8")
+    terms = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        english, korean, *rest = line.split("\t")
+        avoid = tuple(v.strip() for v in (rest[0] if rest else "").split(",") if v.strip())
+        terms.append(Term(english.strip(), korean.strip(), avoid))
+    return tuple(terms)
+
+
+def commands(case: Case) -> Iterator[tuple[str, str]]:
+    """(field path, template) of every command a case shows."""
+    for number, step in enumerate(case.runbook):
+        if step.command:
+            yield f"runbook[{number}].command", step.command
+    for number, remediation in enumerate(case.remediation):
+        if remediation.template:
+            yield f"remediation[{number}].template", remediation.template
+
+
+def fill_sample(template: str) -> str:
+    return _PLACEHOLDER.sub(lambda found: SAMPLE_VALUES.get(found.group(1), found.group(0)), template)
+
+
+def command_problems(case: Case, path: str) -> list[Problem]:
+    found: list[Problem] = []
+    bash = shutil.which("bash")
+    for where, template in commands(case):
+        unknown = sorted({name for name in _PLACEHOLDER.findall(template) if name not in PLACEHOLDERS})
+        if unknown:
+            known = ", ".join("{" + name + "}" for name in PLACEHOLDERS)
+            found.append(Problem(path, where, f"unknown placeholder {', '.join(unknown)} (known: {known})"))
+            continue
+        if bash is None:
+            continue
+        checked = subprocess.run(  # noqa: S603 - bash -n only parses, never runs the command
+            [bash, "-n", "-c", fill_sample(template)], capture_output=True, text=True, timeout=10, check=False
+        )
+        if checked.returncode != 0:
+            reason = (checked.stderr.strip().splitlines() or ["does not parse"])[-1]
+            found.append(Problem(path, where, f"does not parse as shell with sample values: {reason[:200]}"))
+    return found
+
+
+def _korean(case: Case) -> Iterator[tuple[str, str]]:
+    """(field path, Korean text) this project writes for ``case``."""
+    for number, step in enumerate(case.runbook):
+        yield f"runbook[{number}].text.ko", step.text.ko or ""
+        if step.assumes is not None:
+            yield f"runbook[{number}].assumes.ko", step.assumes.ko or ""
+    if case.id.startswith(LIBRARY_OWNED):
+        return
+    for name in ("title", "summary", "trigger", "detection", "symptoms_text", "lessons"):
+        text: Localized = getattr(case, name)
+        yield f"{name}.ko", text.ko or ""
+    for number, done in enumerate(case.remediation):
+        yield f"remediation[{number}].text.ko", done.text.ko or ""
+
+
+@cache
+def _word(variant: str) -> re.Pattern[str]:
+    """``variant`` where it starts a word (not inside one: 크로스 is not 로스)."""
+    return re.compile(r"(?<![\uac00-\ud7a3A-Za-z0-9])" + re.escape(variant))
+
+
+def glossary_problems(case: Case, path: str) -> list[Problem]:
+    found: list[Problem] = []
+    for where, text in _korean(case):
+        for term in glossary():
+            for variant in term.avoid:
+                if _word(variant).search(text):
+                    message = f"uses {variant!r}: the glossary's Korean for {term.english!r} is {term.korean!r}"
+                    found.append(Problem(path, where, message, "warning"))
+    return found
+
+
+def review_library(library: CaseLibrary) -> list[Problem]:
+    """The extra problems of every loaded case, in file order."""
+    found: list[Problem] = []
+    for case_id, path in sorted(library.paths.items(), key=lambda item: item[1]):
+        case = library.cases[case_id]
+        found += command_problems(case, path)
+        found += glossary_problems(case, path)
+    return found
