@@ -3,9 +3,10 @@
 "Share in channel" (``handlers.share``) posts an ephemeral ``/incident`` answer for everyone.
 
 On every match reply (values built and parsed in ``bot.replies.buttons``; the service checks them):
-"Helpful" / "Not this case" store a vote and tell the clicker; "Other matches" shows the runner-ups to
-the clicker; the language switch replaces an ephemeral answer in place and gives the clicker an
-ephemeral copy of a posted one (editing a shared message would change it for everyone).
+"Details" shows the whole case to the clicker; "Helpful" / "Not this case" store a vote and tell the
+clicker; "Other matches" shows the runner-ups to the clicker; the language switch replaces an ephemeral
+answer in place and gives the clicker an ephemeral copy of a posted one (editing a shared message would
+change it for everyone).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
 from bot.model.results import Reply, Vote
-from bot.replies.buttons import ACTION_LANG, ACTION_OTHERS, VOTE_ACTIONS, click_from_body
+from bot.replies.buttons import ACTION_DETAILS, ACTION_LANG, ACTION_OTHERS, VOTE_ACTIONS, click_from_body
 from bot.replies.render import message_reply
 from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
 from handlers.share import SHARE_ACTION_ID, SHARE_REFUSED, regenerate, with_share_button
@@ -67,6 +68,13 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         await ack()
         click = click_from_body(body)
         reply = await services.pools.io(services.feedback.other_matches, click)
+        await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
+
+    @app.action(ACTION_DETAILS)
+    async def details(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        await ack()
+        click = click_from_body(body)
+        reply = await services.pools.io(services.feedback.details, click)
         await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
 
     @app.action(ACTION_LANG)

@@ -257,7 +257,7 @@ def _updated(case: dict[str, Any]) -> datetime | None:
 def strip_local(case: dict[str, Any]) -> dict[str, Any]:
     """A bundled case as the library would serve it: without the local-only fields."""
     remote: dict[str, Any] = json.loads(json.dumps(case))
-    for key in ("failure_class", "signatures"):
+    for key in ("failure_class", "signatures", "runbook", "gist", "review_notes"):
         remote.pop(key, None)
     for step in remote.get("remediation", []):
         step.pop("template", None)

@@ -25,6 +25,11 @@ def _case(case_id: str, **extra: Any) -> dict[str, Any]:
         "remediation": [{"text": {"en": "fix", "ko": "조치"}}],
         "failure_class": "test-class",
         "signatures": [{"kind": "exact", "pattern": f"boom {case_id}", "strength": "decisive"}],
+        "runbook": [
+            {"stage": "confirm", "text": {"en": "Look.", "ko": "본다."}, "command": "ssh {node} true"},
+            {"stage": "verify", "text": {"en": "Check.", "ko": "확인한다."}},
+        ],
+        "gist": {"en": "It broke.", "ko": "고장 났다."},
     }
     data.update(extra)
     return data

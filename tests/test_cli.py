@@ -28,7 +28,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def test_show_prints_both_languages(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--cases", str(ROOT / "cases"), "show", "il-427"]) == 0
     out = capsys.readouterr().out
-    assert "IL-0427" in out and "Remediation" in out and "조치" in out and "교훈" in out
+    assert "IL-0427" in out and "What was done then" in out and "조치" in out and "교훈" in out
 
 
 def test_show_unknown_id_suggests_and_fails(capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,6 +17,7 @@ from bot.model.results import Button, Evidence, Match, MatchResult, Reply, Suspe
 from bot.ops.settings import BUNDLED_CASES
 from bot.replies.blocks import HOME_BLOCKS
 from bot.replies.buttons import (
+    ACTION_DETAILS,
     ACTION_HELPFUL,
     ACTION_LANG,
     ACTION_NOT_THIS,
@@ -73,8 +74,14 @@ def _values(buttons: list[Button]) -> dict[str, str]:
 def test_match_buttons_and_their_values_round_trip() -> None:
     suspects = SuspectInfo(failed=True, summary="node gpu-a17, GPU 3", fills={"node": "gpu-a17"})
     buttons = match_buttons(_result(suspects=suspects), ("en", "ko"), reply_id=12, share=True)
-    assert [b.action_id for b in buttons] == [ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_OTHERS, ACTION_LANG]
-    assert [b.text for b in buttons] == ["Helpful", "Not this case", "Other matches", "한국어 먼저"]
+    assert [b.action_id for b in buttons] == [
+        ACTION_DETAILS,
+        ACTION_HELPFUL,
+        ACTION_NOT_THIS,
+        ACTION_OTHERS,
+        ACTION_LANG,
+    ]
+    assert [b.text for b in buttons] == ["Details", "Helpful", "Not this case", "Other matches", "한국어 먼저"]
     values = _values(buttons)
     assert all(len(v) <= VALUE_LIMIT for v in values.values())
     vote = parse_value(values[ACTION_HELPFUL])
@@ -92,8 +99,8 @@ def test_match_buttons_and_their_values_round_trip() -> None:
 def test_korean_first_labels_and_no_other_matches_without_runner_ups() -> None:
     result = MatchResult(matches=[_match("IL-0427")], reply=True, reply_case_ids=["IL-0427"])
     buttons = match_buttons(result, ("ko", "en"))
-    assert [b.text for b in buttons] == ["도움됨", "이 사례 아님", "English first"]
-    payload = parse_value(buttons[0].value)
+    assert [b.text for b in buttons] == ["자세히", "도움됨", "이 사례 아님", "English first"]
+    payload = parse_value(buttons[1].value)
     assert payload is not None and payload.reply_id is None and payload.langs == ("ko", "en")
     assert match_buttons(MatchResult(matches=[], reply=False), ("en", "ko")) == []
 
@@ -110,7 +117,7 @@ def test_long_evidence_and_suspects_still_fit() -> None:
     line = "<&>" * 5000
     suspects = SuspectInfo(failed=True, summary="&" * 5000, fills={f"k{i}" * 30: "&" * 500 for i in range(40)})
     buttons = match_buttons(_result(line=line, suspects=suspects), ("en", "ko"), reply_id=2**40)
-    assert len(buttons) == 4
+    assert len(buttons) == 5
     for button in buttons:
         assert len(button.value) <= VALUE_LIMIT
         assert parse_value(button.value) is not None
@@ -172,9 +179,9 @@ def test_rebuilt_result_renders_like_the_original_in_the_other_language(cases: d
     assert langs == ("ko", "en")
     first = match_reply(original, cases, ("en", "ko"), explicit=True)
     again = match_reply(rebuilt, cases, langs, explicit=True)
-    assert first.blocks[0]["text"]["text"].split(" — ")[0] == again.blocks[0]["text"]["text"].split(" — ")[0]
+    assert first.blocks[0]["text"]["text"].split(" · ")[0] == again.blocks[0]["text"]["text"].split(" · ")[0]
     text = json.dumps(again.blocks, ensure_ascii=False)
-    assert text.index("요약") < text.index("Summary")
+    assert text.index("정확히 일치") < text.index("exact match")
     assert "uncorrectable ECC error encountered" in text
 
 
@@ -199,7 +206,7 @@ def test_with_buttons_merges_into_the_trailing_actions_block_within_limits() -> 
 
 
 def test_other_matches_reply_lists_runner_ups_escaped(cases: dict[str, Case]) -> None:
-    [_, _, others, _] = match_buttons(_result(), ("en", "ko"))
+    [_, _, _, others, _] = match_buttons(_result(), ("en", "ko"))
     payload = parse_value(others.value)
     assert payload is not None
     reply = other_matches_reply(payload, cases)

@@ -13,7 +13,7 @@ from bot.model.case import Case, Localized, parse_timestamp
 # The library's own JSON for IL-0125, as its API served it (kept in the repository, so this runs anywhere).
 SEED = Path(__file__).parent / "fixtures" / "seed_IL-0125.json"
 BUNDLED = Path(__file__).resolve().parent.parent / "cases" / "IL-0125.json"
-LOCAL_FIELDS = {"failure_class", "signatures"}
+LOCAL_FIELDS = {"failure_class", "signatures", "runbook", "gist", "review_notes"}
 
 
 def _seed() -> dict[str, object]:

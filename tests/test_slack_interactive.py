@@ -21,7 +21,7 @@ from sqlalchemy import text
 from bot.app.service import IncidentService
 from bot.library.case_store import CaseLibrary, load_library
 from bot.ops.settings import BUNDLED_CASES
-from bot.replies.buttons import ACTION_HELPFUL, ACTION_LANG, ACTION_NOT_THIS, ACTION_OTHERS
+from bot.replies.buttons import ACTION_DETAILS, ACTION_HELPFUL, ACTION_LANG, ACTION_NOT_THIS, ACTION_OTHERS
 from bot.storage import ReplyRecord, Storage, open_storage
 
 PASTES = Path(__file__).parent / "fixtures" / "pastes"
@@ -204,6 +204,11 @@ async def test_forged_button_values_are_rejected_without_a_crash(h: SlackHarness
 # -- other matches and the language switch -----------------------------------------------------------------
 
 
+def english_first(text: str) -> bool:
+    """Whether IL-0427's English title comes before its Korean one."""
+    return text.index("An uncorrectable ECC error on one GPU") < text.index("정정 불가능한 ECC 오류로 죽었고")
+
+
 async def test_other_matches_shows_the_runner_ups_to_the_clicker(h: SlackHarness) -> None:
     posted = await channel_answer(h)
     value = buttons(posted["blocks"])[ACTION_OTHERS]
@@ -217,21 +222,28 @@ async def test_other_matches_shows_the_runner_ups_to_the_clicker(h: SlackHarness
 
 async def test_language_switch_replaces_an_ephemeral_answer_in_place(h: SlackHarness) -> None:
     answer = await command_answer(h)
-    assert text_of(answer).index("*Summary*") < text_of(answer).index("*요약*")
+    assert english_first(text_of(answer))
     values = buttons(answer["blocks"])
     [switched] = await click(h, ACTION_LANG, values[ACTION_LANG], ephemeral=True)
     assert switched["replace_original"] in (True, "true")
     body = text_of(switched)
-    assert body.index("*요약*") < body.index("*Summary*")
+    assert not english_first(body)
     assert "IL-0427" in switched["blocks"][0]["text"]["text"]
     assert "uncorrectable ECC error" in body  # the matched line is still shown
     again = buttons(switched["blocks"])
-    assert list(again) == ["share_in_channel", ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_OTHERS, ACTION_LANG]
+    assert list(again) == [
+        "share_in_channel",
+        ACTION_DETAILS,
+        ACTION_HELPFUL,
+        ACTION_NOT_THIS,
+        ACTION_OTHERS,
+        ACTION_LANG,
+    ]
     assert again["share_in_channel"].startswith("r:")
     switched_id = opened(again[ACTION_HELPFUL])["r"]
     assert switched_id == opened(values[ACTION_HELPFUL])["r"]  # the same answer, not a new one
     [back] = await click(h, ACTION_LANG, again[ACTION_LANG], ephemeral=True)
-    assert text_of(back).index("*Summary*") < text_of(back).index("*요약*")
+    assert english_first(text_of(back))
     [ack] = await click(h, ACTION_NOT_THIS, again[ACTION_NOT_THIS], ephemeral=True)
     assert "이 사례 아님" in ack["text"]  # acknowledged in the order the clicked message showed
 
@@ -242,7 +254,7 @@ async def test_language_switch_on_a_shared_answer_goes_only_to_the_clicker(h: Sl
     values = buttons(posted["blocks"])
     [copy] = await click(h, ACTION_LANG, values[ACTION_LANG], user="U5", message_ts=posted["ts"], ephemeral=False)
     assert copy["response_type"] == "ephemeral" and copy["replace_original"] in (False, "false")
-    assert text_of(copy).index("*요약*") < text_of(copy).index("*Summary*")
+    assert not english_first(text_of(copy))
     assert h.fake.posted("C1") == before and not h.fake.calls("chat.update")
     assert len(h.posts()) == 1
     # The clicker's copy is ephemeral: its buttons carry the reply id, so voting from it works.
@@ -386,3 +398,49 @@ def test_stats_command_prints_votes_per_case_and_the_most_rejected(
     assert main(["stats", "--json", "--top", "1"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["most_rejected"] == ["IL-0414"] and data["helpful"] == 3
+
+
+# -- details ----------------------------------------------------------------------------------------------
+
+
+async def test_details_shows_the_whole_case_to_the_clicker_only(h: SlackHarness) -> None:
+    posted = await channel_answer(h)
+    first = text_of(posted)
+    assert "*Lessons*" not in first  # the story and lessons wait behind the button
+    value = buttons(posted["blocks"])[ACTION_DETAILS]
+    [answer] = await click(h, ACTION_DETAILS, value, message_ts=posted["ts"], ephemeral=False)
+    assert answer["response_type"] == "ephemeral" and answer["replace_original"] in (False, "false")
+    shown = text_of(answer)
+    assert "IL-0427" in shown and "Lessons" in shown and "What was done then" in shown
+    assert "Next time: what to do" in shown
+    assert len(h.fake.posted("C1")) == 1  # nothing new in the channel
+    # The value is bound to the channel it was posted in.
+    [moved] = await click(h, ACTION_DETAILS, value, channel="C2", message_ts=posted["ts"], ephemeral=False)
+    assert "no longer valid" in moved["text"]
+
+
+async def test_details_of_a_private_answer_is_bound_to_its_user(h: SlackHarness) -> None:
+    answer = await command_answer(h)
+    value = buttons(answer["blocks"])[ACTION_DETAILS]
+    [mine] = await click(h, ACTION_DETAILS, value, ephemeral=True)
+    assert "Lessons" in text_of(mine)
+    [theirs] = await click(h, ACTION_DETAILS, value, user="U2", ephemeral=True)
+    assert "no longer valid" in theirs["text"]
+
+
+async def test_help_comes_in_the_readers_language_with_the_other_under_it(h: SlackHarness) -> None:
+    _, url = await h.command("help", user_id="U7")
+    await h.settle()
+    [english] = h.hook_calls(url)
+    blocks = english.body["blocks"]
+    assert "show a case" in blocks[0]["text"]["text"]
+    assert blocks[1]["type"] == "context" and "사례 보기" in blocks[1]["elements"][0]["text"]
+    _, url = await h.command("lang ko", user_id="U7")
+    await h.settle()
+    [saved] = h.hook_calls(url)
+    assert "저장했습니다" in saved.body["blocks"][0]["text"]["text"]
+    _, url = await h.command("help", user_id="U7")
+    await h.settle()
+    [korean] = h.hook_calls(url)
+    assert "사례 보기" in korean.body["blocks"][0]["text"]["text"]
+    assert "show a case" in korean.body["blocks"][1]["elements"][0]["text"]

@@ -163,7 +163,7 @@ def test_reply_shows_suspects_and_filled_commands() -> None:
         suspects=result.suspects.summary,
         fills=result.suspects.fills,
     )
-    assert "Suspects: failed on gpu-a17" in reply.plain
+    assert "Failed on gpu-a17" in reply.plain and "ssh gpu-a17 nvidia-smi" in reply.plain
     assert "-i 0000:3b:00.0" in reply.plain
     assert "{pci}" not in reply.plain
 

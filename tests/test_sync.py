@@ -146,6 +146,10 @@ def test_a_deleted_local_file_is_fetched_again_in_full(sync: Syncer, cases_dir: 
 
 def test_update_keeps_local_only_fields_templates_and_language_sides(sync: Syncer, cases_dir: Path) -> None:
     local = bundled("IL-0414")
+    for step, template in zip(
+        local["remediation"], ["nvidia-smi -q -i {pci}", "true {gpu}", "true {node}"], strict=False
+    ):
+        step["template"] = template  # a local extension on library text: it follows its step
     (cases_dir / "IL-0414.json").write_bytes(dump_case(local))
     remote = served("IL-0414")
     remote["summary"]["en"] = "Rewritten by the library's editors."
@@ -161,6 +165,8 @@ def test_update_keeps_local_only_fields_templates_and_language_sides(sync: Synce
     assert report.updated == ["IL-0414"] and report.ok and not report.notes
     merged = json.loads((cases_dir / "IL-0414.json").read_text(encoding="utf-8"))
     assert merged["failure_class"] == local["failure_class"] and merged["signatures"] == local["signatures"]
+    for field in ("runbook", "gist", "review_notes"):  # the local fields of the 3 am reply
+        assert merged[field] == local[field] and field not in remote
     old = local["remediation"]
     assert [s.get("template") for s in merged["remediation"]] == [
         old[1]["template"],
@@ -184,6 +190,7 @@ def test_update_keeps_local_only_fields_templates_and_language_sides(sync: Synce
 
 def test_merge_reports_a_template_whose_step_is_gone() -> None:
     local = bundled("IL-0427")
+    local["remediation"][2]["template"] = "sbatch --exclude={node} job.sbatch"
     remote = served("IL-0427")
     remote["remediation"] = remote["remediation"][:2]
     merged, notes = merge_case(local, remote)

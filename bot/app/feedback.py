@@ -27,6 +27,8 @@ from bot.replies.buttons import (
 )
 from bot.replies.clicks import ClickAnswer, invalid_reply, other_matches_reply, vote_reply
 from bot.replies.home import HOME_LIST, CaseVotes, FeedbackSummary, build_home_view
+from bot.replies.labels import label
+from bot.replies.render import case_reply, message_reply
 from bot.replies.seal import seal_reply, unseal
 from bot.storage.base import ReplyRecord, Vote
 
@@ -150,6 +152,18 @@ class FeedbackService:
         if found is None:
             return invalid_reply()
         return other_matches_reply(found[0], self.incident.library.cases)
+
+    def details(self, click: Click) -> Reply:
+        """The whole clicked case (story, runbook with the paste's values filled, what was done then,
+        lessons), for the clicker only."""
+        found = self.clicked_reply(click)
+        if found is None:
+            return invalid_reply()
+        payload = found[0]
+        case = self.incident.get_case(payload.case_id)
+        if case is None:
+            return message_reply(label("details.none", payload.langs[0]))
+        return case_reply(case, payload.langs, fills=dict(payload.fills))
 
     def switch_language(self, click: Click) -> ClickAnswer:
         """The clicked match reply again in the other language order, with its buttons (carrying the

@@ -22,26 +22,24 @@ from bot.digest.plan import DigestPlan, plan_next_digest
 from bot.library.case_store import CaseLibrary
 from bot.matching.matcher import Matcher
 from bot.matching.ranking import MatchConfig
-from bot.model.case import Case, Lang
+from bot.model.case import LANGS, Case, Lang
 from bot.model.excerpt import Excerpt
 from bot.model.ids import canonical_id
 from bot.model.results import MatchResult, Reply
 from bot.model.summary import CaseSummary
 from bot.ops.metrics import Metrics
-from bot.replies.render import case_list_reply, case_reply, match_reply, message_reply, unknown_id_reply
+from bot.replies.messages import HELP, message
+from bot.replies.render import (
+    bilingual_reply,
+    case_list_reply,
+    case_reply,
+    match_reply,
+    message_reply,
+    unknown_id_reply,
+)
 from bot.storage.base import LangPref, ReplyRecord, Storage
 
-HELP_TEXT = """\
-/incident IL-0427            show a case (English and Korean)
-/incident                    the most recent cases
-/incident search WORDS       search titles, summaries, components and root causes
-/incident similar ID         cases that share components, root cause or symptoms
-/incident lang en|ko|both    which language comes first in answers (both: follow your Slack locale)
-/incident auto off|on        automatic replies to pasted errors in this channel
-/incident digest             preview the next weekly digest
-/incident <pasted error>     match an error or stack trace against the library
-Paste a log in a channel the bot is in and it answers in the thread when it recognises the failure.\
-"""
+HELP_TEXT = HELP["en"]  # the console prints it; Slack gets both languages
 
 
 @dataclass(frozen=True)
@@ -66,6 +64,15 @@ def langs_for(pref: LangPref | None, locale: str | None) -> tuple[Lang, Lang]:
     if locale and locale.lower().startswith("ko"):
         return ("ko", "en")
     return ("en", "ko")
+
+
+def _say(key: str, langs: Sequence[Lang], **values: str) -> Reply:
+    """The fixed message ``key`` in the reader's language, the other under it."""
+    return bilingual_reply({lang: message(key, lang, **values) for lang in LANGS}, langs)
+
+
+def _both(key: str, langs: Sequence[Lang]) -> str:
+    return " / ".join(message(key, lang) for lang in langs)
 
 
 def _jaccard(a: Sequence[str], b: Sequence[str]) -> float:
@@ -232,17 +239,19 @@ class IncidentService:
         verb, rest = route_command(body)
         self.metrics.commands.labels(verb=verb).inc()
         if verb == "list":
-            return case_list_reply(self.recent_cases(), "Recent cases / 최근 사례", langs, "The library is empty.")
+            return case_list_reply(
+                self.recent_cases(), _both("recent", langs), langs, message("library.empty", langs[0])
+            )
         if verb == "help":
-            return message_reply(HELP_TEXT)
+            return bilingual_reply(HELP, langs)
         if verb == "search":
             return self._search_reply(rest, langs)
         if verb == "similar":
             return self._similar_reply(rest.strip(), langs)
         if verb == "lang":
-            return self._lang_reply(user_id, rest.strip().lower())
+            return self._lang_reply(user_id, rest.strip().lower(), langs)
         if verb == "auto":
-            return self._auto_reply(channel_id, rest.strip().lower())
+            return self._auto_reply(channel_id, rest.strip().lower(), langs)
         if verb == "digest":
             return self.digest_preview(langs)
         if verb == "id":
@@ -257,52 +266,52 @@ class IncidentService:
 
     def _search_reply(self, words: str, langs: Sequence[Lang]) -> Reply:
         if not words.strip():
-            return message_reply("Usage: /incident search WORDS")
+            return _say("search.usage", langs)
         found = self.search_cases(words)
-        heading = f"Search: {words.strip()[:80]}"
-        return case_list_reply(found, heading, langs, "No case matches those words.")
+        heading = message("search.heading", langs[0], words=words.strip()[:80])
+        return case_list_reply(found, heading, langs, message("search.none", langs[0]))
 
     def _similar_reply(self, raw_id: str, langs: Sequence[Lang]) -> Reply:
         case = self.get_case(raw_id) if raw_id else None
         if case is None:
             if not raw_id:
-                return message_reply("Usage: /incident similar ID")
+                return _say("similar.usage", langs)
             return unknown_id_reply(raw_id, self.suggest_ids(raw_id), langs)
-        local = case_list_reply(self.similar_cases(case), f"Similar to {case.id}", langs, "No similar case.")
+        heading = message("similar.heading", langs[0], id=case.id)
+        local = case_list_reply(self.similar_cases(case), heading, langs, message("similar.none", langs[0]))
         if self._remote_similar is None:
             return local
         try:
             remote = self._remote_similar(case.id)
         except Exception as exc:  # any failure of the remote source falls back to local similarity
-            note = f"The incident library's API did not answer ({type(exc).__name__}); local similarity only."
+            note = message("similar.remote_failed", langs[0], error=type(exc).__name__)
             return local.model_copy(
                 update={"plain": local.plain + "\n\n" + note, "blocks": [*local.blocks, message_reply(note).blocks[0]]}
             )
         lines = [f"{cid} — {title}" if title else cid for cid, title in remote[:8]]
-        extra = message_reply("From the incident library:\n" + ("\n".join(lines) or "(nothing)"))
+        found = "\n".join(lines) or message("nothing", langs[0])
+        extra = message_reply(message("similar.remote", langs[0]) + "\n" + found)
         return local.model_copy(
             update={"plain": local.plain + "\n\n" + extra.plain, "blocks": [*local.blocks, *extra.blocks]}
         )
 
-    def _lang_reply(self, user_id: str | None, value: str) -> Reply:
+    def _lang_reply(self, user_id: str | None, value: str, langs: Sequence[Lang]) -> Reply:
         if value not in {"en", "ko", "both"}:
-            return message_reply("Usage: /incident lang en|ko|both")
+            return _say("lang.usage", langs)
         if not user_id:
-            return message_reply("Language preferences need a user.")
+            return _say("lang.no_user", langs)
         self.storage.set_user_lang(user_id, value)  # type: ignore[arg-type]  # checked just above
-        return message_reply(
-            f"Saved: answers will show {value} first."
-            if value != "both"
-            else "Saved: answers follow your Slack language, with both languages shown."
-        )
+        if value == "both":
+            return _say("lang.saved_both", langs)
+        return _say("lang.saved", langs_for(value, None), value=value)  # type: ignore[arg-type]  # en or ko
 
-    def _auto_reply(self, channel_id: str | None, value: str) -> Reply:
+    def _auto_reply(self, channel_id: str | None, value: str, langs: Sequence[Lang]) -> Reply:
         if value not in {"on", "off"}:
-            return message_reply("Usage: /incident auto off|on")
+            return _say("auto.usage", langs)
         if not channel_id:
-            return message_reply("Automatic replies are set per channel; run this in a channel.")
+            return _say("auto.no_channel", langs)
         self.storage.set_channel_auto(channel_id, value == "on")
-        return message_reply(f"Automatic replies to pasted errors are now {value} in this channel.")
+        return _say("auto.saved", langs, value=value)
 
     # -- digest -------------------------------------------------------------------------------------
 

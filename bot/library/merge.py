@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.model.case import LANGS, Case
 
-LOCAL_ONLY_FIELDS = ("failure_class", "signatures", "runbook", "review_notes")
+LOCAL_ONLY_FIELDS = ("failure_class", "signatures", "runbook", "gist", "review_notes")
 _MODEL_ORDER = tuple(Case.model_fields)
 
 

@@ -2,6 +2,9 @@
 
 - every command template (a runbook step's ``command``, a remediation step's ``template``) names only the
   placeholders a paste can fill, and, filled with sample values, parses as shell (``bash -n``);
+- every case has a bilingual runbook in stage order (confirm ... resume, with a confirm and a verify step) and a
+  one-line ``gist``; commands that disturb a node follow the safety rules in ``SAFETY`` (a GPU reset only after
+  a drain and a check that the node's jobs have left, ...);
 - Korean text that this project writes uses the glossary's terms (``bot/library/glossary.tsv``): the runbook
   of every case, and all text of the cases the incident library does not own (``IL-`` cases are the
   library's: their text is refreshed by ``sync``, and disagreements go in ``review_notes`` instead).
@@ -18,7 +21,7 @@ from functools import cache
 from importlib import resources
 
 from bot.library.case_store import CaseLibrary, Problem
-from bot.model.case import PLACEHOLDERS, Case, Localized
+from bot.model.case import PLACEHOLDERS, RUNBOOK_STAGES, Case, Localized
 
 SAMPLE_VALUES = {"node": "gpu-a17", "pci": "0000:3b:00.0", "gpu": "3", "rank": "5", "job": "682842"}
 LIBRARY_OWNED = ("IL-",)
@@ -79,6 +82,114 @@ def command_problems(case: Case, path: str) -> list[Problem]:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A command that is wrong or unsafe unless ``needs`` holds; ``why`` is the error's reason."""
+
+    name: str
+    command: re.Pattern[str]
+    why: str
+    # Patterns that must each appear in an earlier step's command (a drain before a reset), if any.
+    before: tuple[re.Pattern[str], ...] = ()
+    # Whether the command is wrong whatever comes before (a deprecated variable, a flag that misleads).
+    never: bool = False
+    # Whether the step must say what it assumes (versions, privileges, waiting for idle).
+    assumes: bool = False
+
+
+_DRAIN = re.compile(r"scontrol\s+update\s+node(?:name)?=\S+.*state=drain", re.IGNORECASE)
+_JOBS_LEFT = re.compile(r"squeue\b.*(?:-w|--nodelist)")
+SAFETY: tuple[Rule, ...] = (
+    Rule(
+        "gpu-reset",
+        re.compile(r"nvidia-smi\b.*(?:\s-r\b|--gpu-reset)"),
+        "a GPU reset needs an earlier drain (scontrol update ... state=drain) and a check that the node's jobs"
+        " have left (squeue -w): draining stops new work, not running jobs",
+        before=(_DRAIN, _JOBS_LEFT),
+        assumes=True,
+    ),
+    Rule(
+        "fabric-manager",
+        re.compile(r"systemctl\s+restart\s+nvidia-fabricmanager"),
+        "restart Fabric Manager only on a drained node whose jobs have left",
+        before=(_DRAIN, _JOBS_LEFT),
+        assumes=True,
+    ),
+    Rule(
+        "reboot",
+        re.compile(r"scontrol\s+reboot\b"),
+        "say in `assumes` that scontrol reboot waits for the node to go idle",
+        assumes=True,
+    ),
+    Rule(
+        "nccl-async",
+        re.compile(r"(?<!TORCH_)NCCL_ASYNC_ERROR_HANDLING|(?<!TORCH_)NCCL_BLOCKING_WAIT"),
+        "deprecated since PyTorch 2.2: use TORCH_NCCL_ASYNC_ERROR_HANDLING / TORCH_NCCL_BLOCKING_WAIT",
+        never=True,
+    ),
+    Rule(
+        "sbatch-per-node-output",
+        re.compile(r"#SBATCH\s+--output=\S*%N"),
+        "the batch script runs on the first node only: per-node files need srun --output=...%N... or srun --label",
+        never=True,
+    ),
+    Rule(
+        "srun-into-job",
+        re.compile(r"srun\b(?=.*--jobid)(?!.*--overlap)"),
+        "srun --jobid blocks behind a job that holds every resource: add --overlap",
+        never=True,
+    ),
+    Rule(
+        "rm-rf",
+        re.compile(r"\brm\s+-[a-zA-Z]*r[a-zA-Z]*f|\brm\s+-[a-zA-Z]*f[a-zA-Z]*r"),
+        "no rm -rf in a runbook",
+        never=True,
+    ),
+)
+
+
+def safety_problems(case: Case, path: str) -> list[Problem]:
+    """Commands that break a rule of ``SAFETY`` (errors)."""
+    found: list[Problem] = []
+    earlier: list[str] = []
+    for number, step in enumerate(case.runbook):
+        command = step.command or ""
+        for rule in SAFETY if command else ():
+            if not rule.command.search(command):
+                continue
+            missing = [p for p in rule.before if not any(p.search(done) for done in earlier)]
+            if rule.never or missing:
+                found.append(Problem(path, f"runbook[{number}].command", f"{rule.name}: {rule.why}"))
+            elif rule.assumes and (step.assumes is None or len(step.assumes.langs()) < 2):
+                found.append(Problem(path, f"runbook[{number}].assumes", f"{rule.name}: {rule.why}"))
+        earlier.append(command)
+    return found
+
+
+def runbook_problems(case: Case, path: str) -> list[Problem]:
+    """A missing or incomplete runbook or gist (warnings: ``cases validate --strict`` fails on them)."""
+    found: list[Problem] = []
+
+    def warn(where: str, message: str) -> None:
+        found.append(Problem(path, where, message, "warning"))
+
+    if not case.runbook:
+        warn("runbook", "no runbook: add the steps for the next time (confirm, contain, fix, verify, resume)")
+    else:
+        stages = [RUNBOOK_STAGES.index(step.stage) for step in case.runbook]
+        if stages != sorted(stages):
+            warn("runbook", "steps out of stage order (confirm, contain, fix, verify, resume)")
+        for needed in ("confirm", "verify"):
+            if all(step.stage != needed for step in case.runbook):
+                warn("runbook", f"no {needed} step")
+        for number, step in enumerate(case.runbook):
+            if len(step.text.langs()) < 2:
+                warn(f"runbook[{number}].text", "a step needs both English and Korean")
+    if case.gist is None or len(case.gist.langs()) < 2:
+        warn("gist", "no one-line cause in both languages (gist): the first reply's 'Why' falls back to the summary")
+    return found
+
+
 def _korean(case: Case) -> Iterator[tuple[str, str]]:
     """(field path, Korean text) this project writes for ``case``."""
     for number, step in enumerate(case.runbook):
@@ -117,5 +228,7 @@ def review_library(library: CaseLibrary) -> list[Problem]:
     for case_id, path in sorted(library.paths.items(), key=lambda item: item[1]):
         case = library.cases[case_id]
         found += command_problems(case, path)
+        found += safety_problems(case, path)
+        found += runbook_problems(case, path)
         found += glossary_problems(case, path)
     return found

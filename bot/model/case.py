@@ -158,6 +158,8 @@ class Case(LibraryModel):
     signatures: list[Signature] = Field(default_factory=list)
     # What to do next time (the historical ``remediation`` stays the record of what was done then).
     runbook: list[RunbookStep] = Field(default_factory=list)
+    # The cause in one line, for the first reply ("why"); local, like the runbook.
+    gist: Localized | None = None
     # Where a maintainer disagrees with the library's text (never shown in replies).
     review_notes: list[str] = Field(default_factory=list)
 

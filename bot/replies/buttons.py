@@ -25,6 +25,7 @@ ACTION_HELPFUL = "feedback_helpful"
 ACTION_NOT_THIS = "feedback_not_this_case"
 ACTION_OTHERS = "other_matches"
 ACTION_LANG = "switch_language"
+ACTION_DETAILS = "case_details"
 VOTE_ACTIONS: dict[str, Literal["helpful", "not_helpful"]] = {
     ACTION_HELPFUL: "helpful",
     ACTION_NOT_THIS: "not_helpful",
@@ -124,8 +125,8 @@ def _fit(data: dict[str, Any], optional: Sequence[str]) -> str | None:
 def match_buttons(
     result: MatchResult, langs: Sequence[Lang], *, reply_id: int | None = None, share: bool = False
 ) -> list[Button]:
-    """The buttons for a match reply: Helpful, Not this case, Other matches (when there are runner-ups)
-    and the language switch. Empty when the result names no case."""
+    """The buttons for a match reply: Details (the full case, privately), Helpful, Not this case, Other
+    matches (when there are runner-ups) and the language switch. Empty when the result names no case."""
     core = _core(result, langs, reply_id)
     best = result.best
     if core is None or best is None:
@@ -134,7 +135,15 @@ def match_buttons(
     shown = result.matches[1 : 1 + MAX_RUNNERS]
     runners = [[m.case_id, m.tier.value, m.score] for m in shown if len(m.case_id) <= _CASE_ID_CHARS]
     voted = _dump(core)
+    known = list(result.suspects.fills.items())[:_FILLS] if result.suspects is not None else []
+    filled = {_inert(k, _FILL_CHARS): _inert(v, _FILL_CHARS) for k, v in known}
+    details = _fit({**core, "f": filled} if filled else core, ["f"])
     buttons = [
+        Button(
+            action_id=ACTION_DETAILS,
+            text=text("details", lang),
+            value=details or voted,
+        ),
         Button(action_id=ACTION_HELPFUL, text=text("helpful", lang), value=voted, style="primary"),
         Button(action_id=ACTION_NOT_THIS, text=text("not_this", lang), value=voted),
     ]
@@ -150,7 +159,8 @@ def match_buttons(
         full["a"] = named
     if best.evidence:
         ev = best.evidence[0]
-        full["e"] = [_inert(ev.line, _EVIDENCE_LINE), ev.line_no, _inert(ev.matched, _EVIDENCE_MATCHED), ev.count]
+        # What it matched travels in words (the note), as the reply shows it: never the pattern.
+        full["e"] = [_inert(ev.line, _EVIDENCE_LINE), ev.line_no, _inert(ev.note, _EVIDENCE_MATCHED), ev.count]
     suspects = result.suspects
     if suspects is not None and suspects.summary:
         full["u"] = _inert(suspects.summary, _SUSPECTS)
@@ -205,10 +215,10 @@ def _evidence(raw: object) -> Evidence:
     if not isinstance(raw, list) or len(raw) != 4:
         raise _Invalid
     line = _need(_plain(_str(raw[0], _EVIDENCE_LINE, empty=True)))
-    matched = _need(_plain(_str(raw[2], _EVIDENCE_MATCHED, empty=True)))
+    note = _need(_plain(_str(raw[2], _EVIDENCE_MATCHED, empty=True)))
     line_no = _need(_int(raw[1], -(10**9), 10**9))
     count = _need(_int(raw[3], 1, 10**9))
-    return Evidence(line=line, line_no=line_no, matched=matched, kind="signature", count=count)
+    return Evidence(line=line, line_no=line_no, matched="", kind="signature", count=count, note=note)
 
 
 def _fills(raw: object) -> tuple[tuple[str, str], ...]:

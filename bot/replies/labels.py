@@ -95,3 +95,27 @@ LABELS.update(
         "digest.count": {"en": "Cases: {n}", "ko": "사례 {n}건"},
     }
 )
+
+# The one-screen first reply (bot/replies/first.py) and the full case.
+LABELS.update(
+    {
+        "do_now": {"en": "Do now", "ko": "지금 할 일"},
+        "why": {"en": "Why", "ko": "원인"},
+        "line": {"en": "line {n}", "ko": "{n}번째 줄"},
+        "line.end": {"en": "line {n} from the end", "ko": "끝에서 {n}번째 줄"},
+        "evidence.signature": {"en": "a line this failure prints", "ko": "이 장애가 남기는 줄"},
+        "evidence.text": {"en": "close to a line this case quotes", "ko": "이 사례가 인용한 줄과 비슷함"},
+        "also.named": {"en": "also", "ko": "함께"},
+        "suspects.failed": {"en": "Failed on {hosts}", "ko": "실패 노드 {hosts}"},
+        "suspects.reported": {"en": "Reported by {hosts}", "ko": "보고한 노드 {hosts}"},
+        "suspects.job": {"en": "job {job}", "ko": "작업 {job}"},
+        "details": {"en": "Details", "ko": "자세히"},
+        "runbook": {"en": "Next time: what to do", "ko": "다음에 할 일"},
+        "remediation.then": {"en": "What was done then", "ko": "당시 조치"},
+        "assumes": {"en": "Assumes", "ko": "전제"},
+        "details.none": {
+            "en": "This case is no longer in the library.",
+            "ko": "이 사례는 더 이상 라이브러리에 없습니다.",
+        },
+    }
+)

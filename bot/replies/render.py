@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.model.case import Case, Lang, Localized
-from bot.model.results import Button, Match, MatchResult, Reply
+from bot.model.results import Button, Match, MatchResult, Reply, SuspectInfo
+from bot.replies.blocks import context
+from bot.replies.first import fill_command, first_reply_lines
 from bot.replies.labels import TIER_TEXT, label
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link, truncate
 
@@ -74,17 +76,42 @@ def _case_header(case: Case) -> str:
     return " · ".join(bit for bit in bits if bit)
 
 
-def _remediation(doc: _Doc, case: Case, langs: Sequence[Lang], fills: dict[str, str] | None = None) -> None:
+def _runbook(doc: _Doc, case: Case, langs: Sequence[Lang], fills: dict[str, str]) -> None:
+    """What to do next time, each step in both languages with its command and what it assumes."""
+    if not case.runbook:
+        return
+    heading = " · ".join(label("runbook", lang) for lang in langs)
+    md_lines, plain_lines = [f"*{escape_mrkdwn(heading)}*"], [heading]
+    for number, step in enumerate(case.runbook, start=1):
+        first = step.text.get(langs[0]) or step.text.get("en") or ""
+        second = step.text.get(langs[1]) if len(langs) > 1 else None
+        md_lines.append(f"{number}. {escape_mrkdwn(first)}" + (f" · _{escape_mrkdwn(second)}_" if second else ""))
+        plain_lines.append(f"  {number}. {first}" + (f" · {second}" if second else ""))
+        if step.command:
+            command = fill_command(step.command, fills)
+            md_lines.append(f"    `{escape_mrkdwn(command)}`")
+            plain_lines.append(f"      $ {command}")
+        if step.assumes is not None and step.assumes.get(langs[0]):
+            assumes = f"{label('assumes', langs[0])}: {step.assumes.get(langs[0])}"
+            md_lines.append(f"    _{escape_mrkdwn(assumes)}_")
+            plain_lines.append(f"      ({assumes})")
+    doc.add("\n".join(md_lines), "\n".join(plain_lines))
+
+
+def _remediation(
+    doc: _Doc, case: Case, langs: Sequence[Lang], fills: dict[str, str] | None = None, heading: str = "remediation"
+) -> None:
     if not case.remediation:
         return
+    key = heading
     for lang in langs:
-        heading = label("remediation", lang)
+        heading = label(key, lang)
         md_lines, plain_lines = [], []
         for step in case.remediation:
             body_md, body_plain = _text(step.text, lang)
             md_lines.append(f"• {body_md}")
             plain_lines.append(f"  - {body_plain}")
-            command = fill_template(step.template, fills or {}) if step.template else None
+            command = fill_command(step.template, fills or {}) if step.template else None
             if command:
                 md_lines.append(f"    `{escape_mrkdwn(command)}`")
                 plain_lines.append(f"      $ {command}")
@@ -92,11 +119,8 @@ def _remediation(doc: _Doc, case: Case, langs: Sequence[Lang], fills: dict[str, 
 
 
 def fill_template(template: str, values: dict[str, str]) -> str:
-    """Fill ``{node}``-style placeholders that ``values`` knows; unknown ones stay as written."""
-    out = template
-    for key, value in values.items():
-        out = out.replace("{" + key + "}", value)
-    return out
+    """Kept for callers of the old name: see :func:`bot.replies.first.fill_command`."""
+    return fill_command(template, values)
 
 
 def _sources(doc: _Doc, case: Case, langs: Sequence[Lang]) -> None:
@@ -113,15 +137,19 @@ def _short_url(url: str) -> str:
     return bare if len(bare) <= 60 else bare[:57] + "…"
 
 
-def case_reply(case: Case, langs: Sequence[Lang], buttons: Sequence[Button] = ()) -> Reply:
-    """The full case: header, title, summary, remediation, lessons, components, sources."""
+def case_reply(
+    case: Case, langs: Sequence[Lang], buttons: Sequence[Button] = (), fills: dict[str, str] | None = None
+) -> Reply:
+    """The full case: header, title, summary, the runbook (commands filled from ``fills``), what was done
+    then, lessons, components, sources."""
     doc = _Doc(full_link=case.link())
     doc.add(_case_header(case), _case_header(case), "header")
     titles_md = "\n".join(f"*{_title_line(case, lang)[0]}*" for lang in langs if case.title.get(lang))
     titles_plain = "\n".join(_title_line(case, lang)[1] for lang in langs if case.title.get(lang))
     doc.add(titles_md or f"*{escape_mrkdwn(case.id)}*", titles_plain or case.id)
     _bilingual(doc, "summary", case.summary, langs)
-    _remediation(doc, case, langs)
+    _runbook(doc, case, langs, fills or {})
+    _remediation(doc, case, langs, heading="remediation.then")
     _bilingual(doc, "lessons", case.lessons, langs)
     meta = _meta_line(case, langs)
     if meta:
@@ -173,10 +201,13 @@ def match_reply(
     fills: dict[str, str] | None = None,
     buttons: Sequence[Button] = (),
 ) -> Reply:
-    """The answer to a paste: best case with evidence and tier, runner-ups as pointers.
+    """The answer to a paste: one screen (``bot.replies.first``): the verdict, the matched line, the
+    suspects, what to do first with filled commands, and why. Runner-ups and the full case are behind
+    buttons.
 
     With ``explicit`` (a command, mention, DM or the console) a paste with no good match gets a clear
     "no known case fits" with the closest weak candidates; unprompted pastes are gated by the caller.
+    ``suspects`` is kept for callers that only have the summary line.
     """
     lang = langs[0]
     best = result.best
@@ -184,28 +215,14 @@ def match_reply(
         return _no_match_reply(result, langs)
     case = cases[best.case_id]
     doc = _Doc(full_link=case.link())
+    info = result.suspects
+    if info is None and suspects:
+        info = SuspectInfo(failed=True, summary=suspects, fills=fills or {})
+    shown = result.model_copy(update={"suspects": info})
+    for line in first_reply_lines(shown, case, langs, _notes_text(result), fills or {}):
+        doc.add(line.text, line.plain, line.kind)
     named = [best.case_id, *[cid for cid in result.reply_case_ids if cid != best.case_id]]
-    head = " · ".join(f"{cid}" for cid in named)
-    doc.add(f"{head} — {_tier_text(best, lang)}", f"{head} — {_tier_text(best, lang)}", "header")
-    titles_md = "\n".join(f"*{_title_line(case, lg)[0]}*" for lg in langs if case.title.get(lg))
-    titles_plain = "\n".join(_title_line(case, lg)[1] for lg in langs if case.title.get(lg))
-    doc.add(titles_md, titles_plain)
-    ev_md, ev_plain = _evidence_part(best, lang)
-    doc.add(ev_md, ev_plain)
-    if suspects:
-        heading = label("suspects", lang)
-        doc.add(f"*{heading}*: {escape_mrkdwn(suspects)}", f"{heading}: {suspects}")
-    _bilingual(doc, "summary", case.summary, langs)
-    _remediation(doc, case, langs, fills)
-    _bilingual(doc, "lessons", case.lessons, langs)
-    others = [m for m in result.matches[1:3]]
-    if others:
-        heading = label("also", lang)
-        md = "\n".join(_pointer_md(m, lang) for m in others)
-        plain = "\n".join(_pointer_plain(m, lang) for m in others)
-        doc.add(f"*{heading}*\n{md}", f"{heading}\n{plain}")
-    _notes(doc, result, lang)
-    fallback = f"{best.case_id} ({_tier_text(best, lang)}): {_title_line(case, lang)[1]}"
+    fallback = f"{best.case_id} ({TIER_TEXT[best.tier.value][lang]}): {_title_line(case, lang)[1]}"
     return _finish(doc, fallback, buttons, case_ids=named, tier=best.tier.value)
 
 
@@ -224,25 +241,24 @@ def line_label(number: int) -> str:
     return f"line {number:,}" if number > 0 else f"line {-number:,} from the end"
 
 
-def _notes(doc: _Doc, result: MatchResult, lang: Lang) -> None:
+def _notes_text(result: MatchResult) -> str:
+    """What was skipped or cut, in one line ("" when nothing was)."""
     notes = []
     if result.truncated:
         lines = f", {result.skipped_lines:,} lines" if result.skipped_lines else ""
-        notes.append(
-            f"The middle of the paste ({result.skipped_bytes:,} bytes{lines}) was skipped: "
-            "its first and last parts were matched."
-        )
+        notes.append(f"The middle of the paste ({result.skipped_bytes:,} bytes{lines}) was skipped.")
     if result.unread_bytes:
-        notes.append(
-            f"The last {result.unread_bytes:,} bytes of the file were not fetched (over MAX_FILE_BYTES, "
-            "and Slack did not serve the file's end): an error at its end may be missing here."
-        )
+        notes.append(f"The last {result.unread_bytes:,} bytes of the file were not fetched (over MAX_FILE_BYTES).")
     if result.long_lines:
         notes.append(f"{result.long_lines:,} lines over 4,000 characters were matched by their start and end.")
     if result.timed_out:
         notes.append("Matching hit its deadline; this is what was found in time.")
-    if notes:
-        text = " ".join(notes)
+    return " ".join(notes)
+
+
+def _notes(doc: _Doc, result: MatchResult, lang: Lang) -> None:
+    text = _notes_text(result)
+    if text:
         doc.add(f"_{escape_mrkdwn(text)}_", text, "context")
 
 
@@ -288,6 +304,18 @@ def _one_md(escaped: str) -> str:
 def message_reply(text: str) -> Reply:
     """A short plain message (help, confirmations, errors): escaped, one section."""
     return Reply(text=fallback(text, FALLBACK_LIMIT), blocks=[_section(escape_mrkdwn(text))], plain=text)
+
+
+def bilingual_reply(texts: dict[Lang, str], langs: Sequence[Lang]) -> Reply:
+    """A fixed message in the reader's language, the other language under it in smaller type."""
+    first = texts[langs[0]]
+    blocks = [_section(escape_mrkdwn(first))]
+    plain = [first]
+    for lang in langs[1:]:
+        if texts.get(lang) and texts[lang] != first:
+            blocks.append(context(escape_mrkdwn(texts[lang])))
+            plain.append(texts[lang])
+    return Reply(text=fallback(first, FALLBACK_LIMIT), blocks=blocks, plain="\n\n".join(plain))
 
 
 def unknown_id_reply(raw: str, suggestions: Sequence[Case], langs: Sequence[Lang]) -> Reply:

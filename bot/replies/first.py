@@ -1,0 +1,236 @@
+"""The first reply to a recognised paste: one screen, action first. Pure.
+
+From the top: the verdict (case, title, how sure, in words), the matched line once with its line number and
+what it matched in words, the suspects, the runbook's first steps with their commands filled, and a
+one-line "why". Each line is in the reader's language with the other right under it in smaller type (a
+context block), so both languages are there without doubling the length. At most ``MAX_LINES`` non-empty
+lines of text and ``MAX_CHARS`` characters: what does not fit is dropped from the bottom of the list of
+optional parts (the third step first, then the Korean "why", ...). The story, lessons and full
+remediation are one click away ("Details").
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.model.case import Case, Lang, Localized, RunbookStep
+from bot.model.results import Evidence, Match, MatchResult, SuspectInfo
+from bot.replies.labels import TIER_TEXT, label
+from bot.replies.mrkdwn import escape_mrkdwn
+
+MAX_LINES = 15
+MAX_CHARS = 2000
+STEPS_SHOWN = 3
+_SAFE_VALUE = re.compile(r"^[A-Za-z0-9._:,@%+=/-]{1,200}$")
+_PLACEHOLDER = re.compile(r"\{(node|pci|gpu|rank|job)\}")
+_TIER_MARK = {"exact": "🔴", "strong": "🟠", "weak": "⚪"}
+_SENTENCE = re.compile(r"(?<=[.!?。다])\s+")
+
+
+@dataclass
+class Line:
+    """One block of the reply: ``kind`` section or context; ``text`` mrkdwn; ``plain`` for the console."""
+
+    text: str
+    plain: str
+    kind: str = "section"
+
+    @property
+    def lines(self) -> int:
+        return sum(1 for line in self.text.split("\n") if line.strip())
+
+
+def fill_command(template: str, values: dict[str, str]) -> str:
+    """``template`` with each known placeholder filled from ``values`` when the value is made of safe
+    characters, shell-quoted; any other placeholder stays as written."""
+
+    def value(found: re.Match[str]) -> str:
+        filled = values.get(found.group(1))
+        if filled is None or not _SAFE_VALUE.match(filled):
+            return found.group(0)
+        return shlex.quote(filled)
+
+    return _PLACEHOLDER.sub(value, template)
+
+
+def _other(langs: Sequence[Lang]) -> Lang | None:
+    return langs[1] if len(langs) > 1 else None
+
+
+def _title(case: Case, lang: Lang) -> str:
+    return case.title.get(lang) or case.title.get("en") or case.title.get("ko") or case.id
+
+
+def _words(evidence: Evidence, lang: Lang) -> str:
+    """What the line matched, in words: the signature's note, never a pattern."""
+    if evidence.kind == "signature" and evidence.note:
+        return evidence.note
+    if evidence.kind == "signature":
+        return label("evidence.signature", lang)
+    return label("evidence.text", lang)
+
+
+def verdict(case: Case, best: Match, named: Sequence[str], langs: Sequence[Lang]) -> list[Line]:
+    lang = langs[0]
+    tier = best.tier.value
+    also = f" · {label('also.named', lang)} {', '.join(named)}" if named else ""
+    head = f"{_TIER_MARK.get(tier, '')} *{escape_mrkdwn(case.id)}* · {escape_mrkdwn(_title(case, lang))}"
+    lines = [
+        Line(
+            f"{head} — _{TIER_TEXT[tier][lang]}_{escape_mrkdwn(also)}",
+            f"{case.id} · {_title(case, lang)} — {TIER_TEXT[tier][lang]}{also}",
+        )
+    ]
+    other = _other(langs)
+    missing = label("missing", lang) if case.title.get(lang) is None else ""
+    if other and case.title.get(other) and missing:
+        lines.append(Line(escape_mrkdwn(missing), f"  {missing}", "context"))
+    elif other and case.title.get(other):
+        text = f"{case.title.get(other)} — {TIER_TEXT[tier][other]}"
+        lines.append(Line(escape_mrkdwn(text), f"  {text}", "context"))
+    elif missing:
+        lines.append(Line(escape_mrkdwn(missing), f"  {missing}", "context"))
+    return lines
+
+
+def evidence(best: Match, lang: Lang) -> list[Line]:
+    if not best.evidence:
+        return []
+    ev = best.evidence[0]
+    times = f" · ×{ev.count:,}" if ev.count > 1 else ""
+    where = (
+        label("line", lang).format(n=f"{ev.line_no:,}")
+        if ev.line_no > 0
+        else label("line.end", lang).format(n=f"{-ev.line_no:,}")
+    )
+    line = ev.line if len(ev.line) <= 300 else ev.line[:299] + "…"
+    about = _words(ev, lang)
+    return [
+        Line(
+            f"> {escape_mrkdwn(line)}\n_{escape_mrkdwn(where)}{times} · {escape_mrkdwn(about)}_",
+            f"> {line}\n  {where}{times} · {about}",
+        )
+    ]
+
+
+def suspects_text(info: SuspectInfo, lang: Lang) -> str:
+    """``Failed on gpu-b07 · rank 29 · GPU PCI 0000:3b:00`` in ``lang`` (the summary as written when the
+    details are not known, as after a language switch)."""
+    bits: list[str] = []
+    if info.hosts:
+        hosts = ", ".join(f"{host} ×{count}" if count > 1 else host for host, count in list(info.hosts.items())[:4])
+        bits.append(label("suspects.failed" if info.failed else "suspects.reported", lang).format(hosts=hosts))
+    if info.ranks:
+        bits.append("rank " + ", ".join(str(r) for r in info.ranks[:4]))
+    if info.pci:
+        bits.append("GPU PCI " + ", ".join(info.pci[:3]))
+    elif info.gpus:
+        bits.append("GPU " + ", ".join(str(g) for g in info.gpus[:4]))
+    if info.jobs:
+        bits.append(label("suspects.job", lang).format(job=", ".join(info.jobs[:2])))
+    return " · ".join(bits) if bits else info.summary
+
+
+def suspects(info: SuspectInfo | None, langs: Sequence[Lang]) -> list[Line]:
+    if info is None or not (info.summary or info.hosts):
+        return []
+    first = suspects_text(info, langs[0])
+    lines = [Line(escape_mrkdwn(first), first)]
+    other = _other(langs)
+    if other:
+        second = suspects_text(info, other)
+        if second != first:
+            lines.append(Line(escape_mrkdwn(second), f"  {second}", "context"))
+    return lines
+
+
+def chosen_steps(case: Case, fills: dict[str, str]) -> list[RunbookStep]:
+    """The first steps of the runbook; when the paste names the node and none of them uses it, the first
+    step that does takes the last place (the reader should see the node in a command)."""
+    steps = list(case.runbook[:STEPS_SHOWN])
+    if "node" in fills and not any(s.command and "{node}" in s.command for s in steps):
+        with_node = next((s for s in case.runbook if s.command and "{node}" in s.command), None)
+        if with_node is not None:
+            steps = [*steps[: STEPS_SHOWN - 1], with_node]
+    return steps
+
+
+def steps(case: Case, fills: dict[str, str], langs: Sequence[Lang], count: int) -> Line | None:
+    """The "do now" block with the first ``count`` chosen steps (text in both languages, command filled)."""
+    shown = chosen_steps(case, fills)[:count]
+    if not shown:
+        return None
+    other = _other(langs)
+    heading = label("do_now", langs[0]) + (f" · {label('do_now', other)}" if other else "")
+    md = [f"*{escape_mrkdwn(heading)}*"]
+    plain = [heading]
+    for number, step in enumerate(shown, start=1):
+        first = step.text.get(langs[0]) or step.text.get("en") or ""
+        second = step.text.get(other) if other else None
+        md.append(f"{number}. {escape_mrkdwn(first)}" + (f" · _{escape_mrkdwn(second)}_" if second else ""))
+        plain.append(f"{number}. {first}" + (f" · {second}" if second else ""))
+        if step.command:
+            command = fill_command(step.command, fills)
+            md.append(f"`{escape_mrkdwn(command)}`")
+            plain.append(f"   $ {command}")
+    return Line("\n".join(md), "\n".join(plain))
+
+
+def first_sentence(text: Localized, lang: Lang, limit: int = 220, *, whole: bool = False) -> str:
+    """The first sentence of ``text`` in ``lang`` (all of it with ``whole``), cut at ``limit``."""
+    value = " ".join((text.get(lang) or "").split())
+    if not value:
+        return ""
+    sentence = value if whole else _SENTENCE.split(value, maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+def why(case: Case, langs: Sequence[Lang]) -> list[Line]:
+    """The cause in one line: the case's ``gist``, else the first sentence of its summary."""
+    gist = case.gist is not None and bool(case.gist.langs())
+    source = case.gist if case.gist is not None and gist else case.summary
+    lines = []
+    first = first_sentence(source, langs[0], whole=gist)
+    if first:
+        text = f"{label('why', langs[0])}: {first}"
+        lines.append(Line(escape_mrkdwn(text), text))
+    other = _other(langs)
+    second = first_sentence(source, other, whole=gist) if other else ""
+    if second:
+        lines.append(Line(escape_mrkdwn(second), f"  {second}", "context"))
+    return lines
+
+
+def _size(parts: Sequence[Line]) -> tuple[int, int]:
+    return sum(part.lines for part in parts), sum(len(part.text) for part in parts)
+
+
+def _fits(parts: Sequence[Line]) -> bool:
+    lines, chars = _size(parts)
+    return lines <= MAX_LINES and chars <= MAX_CHARS
+
+
+def first_reply_lines(
+    result: MatchResult, case: Case, langs: Sequence[Lang], notes: str = "", fills: dict[str, str] | None = None
+) -> list[Line]:
+    """The blocks of the first reply to ``result`` (whose best match is ``case``), in order: the head
+    (verdict, evidence, suspects), as many steps as fit, the "why" lines that still fit, the notes."""
+    best = result.matches[0]
+    named = [cid for cid in result.reply_case_ids if cid != best.case_id]
+    fills = fills or {}
+    head = [*verdict(case, best, named, langs), *evidence(best, langs[0]), *suspects(result.suspects, langs)]
+    note = [Line(f"_{escape_mrkdwn(notes)}_", notes, "context")] if notes else []
+    core = head
+    for count in range(STEPS_SHOWN, 0, -1):
+        block = steps(case, fills, langs, count)
+        if block is not None and _fits([*head, block, *note]):
+            core = [*head, block]
+            break
+    reasons: list[Line] = []
+    for line in why(case, langs):
+        if _fits([*core, *reasons, line, *note]):
+            reasons.append(line)
+    return [*core, *reasons, *note]

@@ -1,0 +1,74 @@
+"""Fixed messages of the slash command in both languages: help, usage lines and confirmations. Pure.
+
+Each message is shown in the reader's language, with the other language under it in smaller type
+(``bot.replies.render.bilingual_reply``)."""
+
+from __future__ import annotations
+
+from bot.model.case import Lang
+
+HELP: dict[Lang, str] = {
+    "en": """\
+/incident IL-0427            show a case (English and Korean)
+/incident                    the most recent cases
+/incident search WORDS       search titles, summaries, components and root causes
+/incident similar ID         cases that share components, root cause or symptoms
+/incident lang en|ko|both    which language comes first in answers (both: follow your Slack locale)
+/incident auto off|on        automatic replies to pasted errors in this channel
+/incident digest             preview the next weekly digest
+/incident <pasted error>     match an error or stack trace against the library
+Paste a log in a channel the bot is in and it answers in the thread when it recognises the failure.\
+""",
+    "ko": """\
+/incident IL-0427            사례 보기 (영어와 한국어)
+/incident                    최근 사례
+/incident search 단어        제목, 요약, 구성 요소, 근본 원인에서 찾기
+/incident similar ID         구성 요소, 근본 원인, 증상이 겹치는 사례
+/incident lang en|ko|both    답변에서 먼저 보일 언어 (both: Slack 언어 설정을 따름)
+/incident auto off|on        이 채널에 붙여 넣은 오류에 자동으로 답할지
+/incident digest             다음 주간 요약 미리 보기
+/incident <붙여 넣은 오류>   오류나 스택 트레이스를 라이브러리와 대조
+봇이 있는 채널에 로그를 붙여 넣으면, 아는 장애일 때 스레드에 답합니다.\
+""",
+}
+
+MESSAGES: dict[str, dict[Lang, str]] = {
+    "recent": {"en": "Recent cases", "ko": "최근 사례"},
+    "library.empty": {"en": "The library is empty.", "ko": "라이브러리가 비어 있습니다."},
+    "search.usage": {"en": "Usage: /incident search WORDS", "ko": "사용법: /incident search 단어"},
+    "search.heading": {"en": "Search: {words}", "ko": "검색: {words}"},
+    "search.none": {"en": "No case matches those words.", "ko": "그 단어에 맞는 사례가 없습니다."},
+    "similar.usage": {"en": "Usage: /incident similar ID", "ko": "사용법: /incident similar ID"},
+    "similar.heading": {"en": "Similar to {id}", "ko": "{id} 와 비슷한 사례"},
+    "similar.none": {"en": "No similar case.", "ko": "비슷한 사례가 없습니다."},
+    "similar.remote_failed": {
+        "en": "The incident library's API did not answer ({error}); local similarity only.",
+        "ko": "incident library API 가 응답하지 않았습니다({error}). 로컬 유사도만 보여 줍니다.",
+    },
+    "similar.remote": {"en": "From the incident library:", "ko": "incident library 에서:"},
+    "nothing": {"en": "(nothing)", "ko": "(없음)"},
+    "lang.usage": {"en": "Usage: /incident lang en|ko|both", "ko": "사용법: /incident lang en|ko|both"},
+    "lang.no_user": {"en": "Language preferences need a user.", "ko": "언어 설정은 사용자별로만 저장됩니다."},
+    "lang.saved": {
+        "en": "Saved: answers will show {value} first.",
+        "ko": "저장했습니다: 답변에 {value} 를 먼저 보여 줍니다.",
+    },
+    "lang.saved_both": {
+        "en": "Saved: answers follow your Slack language, with both languages shown.",
+        "ko": "저장했습니다: 답변은 Slack 언어 설정을 따르고 두 언어를 모두 보여 줍니다.",
+    },
+    "auto.usage": {"en": "Usage: /incident auto off|on", "ko": "사용법: /incident auto off|on"},
+    "auto.no_channel": {
+        "en": "Automatic replies are set per channel; run this in a channel.",
+        "ko": "자동 답변은 채널별로 설정합니다. 채널에서 실행해 주세요.",
+    },
+    "auto.saved": {
+        "en": "Automatic replies to pasted errors are now {value} in this channel.",
+        "ko": "이 채널에서 붙여 넣은 오류에 대한 자동 답변을 {value} 로 바꿨습니다.",
+    },
+}
+
+
+def message(key: str, lang: Lang, **values: str) -> str:
+    """The fixed message ``key`` in ``lang`` with ``values`` filled. KeyError for an unknown key (a bug)."""
+    return MESSAGES[key][lang].format(**values)

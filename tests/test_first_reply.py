@@ -1,0 +1,240 @@
+"""The first reply an on-call engineer reads at 3 am: one screen, action first, commands safe and filled.
+
+* For every fixture and real-corpus paste the first reply has at most 15 non-empty lines of visible text
+  (section, context and header texts, split on newlines; buttons excluded) and at most 2,000 characters.
+* When the paste names the node, the first command shown has it, shell-quoted.
+* The evidence says what it matched in words, never as a regular expression; the other language sits in
+  context blocks under the reader's.
+* ``cases validate`` checks runbooks, command templates, command safety and the glossary; the bundled
+  library passes ``--strict``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.quality import load_pastes, load_real
+from bot.library.case_store import load_library
+from bot.library.review import review_library
+from bot.matching.matcher import Matcher
+from bot.model.case import Case
+from bot.model.results import Reply
+from bot.replies.first import MAX_CHARS, MAX_LINES, fill_command
+from bot.replies.render import case_reply, match_reply
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARY = load_library(ROOT / "cases")
+MATCHER = Matcher(LIBRARY.cases, LIBRARY.signatures, sets=LIBRARY.sets)
+PASTES = [*load_pastes(), *load_real("dev"), *load_real("test")]
+
+
+def visible(reply: Reply) -> list[str]:
+    """The non-empty lines of visible text: section, context and header texts (buttons excluded)."""
+    texts: list[str] = []
+    for block in reply.blocks:
+        if block["type"] in {"section", "header"}:
+            texts.append(block["text"]["text"])
+            texts += [field["text"] for field in block.get("fields", [])]
+        elif block["type"] == "context":
+            texts += [element.get("text", "") for element in block["elements"]]
+    return [line for text in texts for line in text.split("\n") if line.strip()]
+
+
+def first_reply(text: bytes, langs: tuple[str, str] = ("en", "ko")) -> tuple[Reply, dict[str, str]]:
+    result = MATCHER.match(text)
+    fills = result.suspects.fills if result.suspects is not None else {}
+    return match_reply(result, LIBRARY.cases, langs, explicit=True, fills=fills), fills  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("paste", PASTES, ids=lambda p: p.name)
+def test_the_first_reply_fits_one_screen(paste: Any) -> None:
+    for langs in (("en", "ko"), ("ko", "en")):
+        reply, _ = first_reply(paste.text, langs)
+        lines = visible(reply)
+        assert len(lines) <= MAX_LINES, "\n".join(lines)
+        assert sum(len(line) for line in lines) <= MAX_CHARS
+
+
+def test_most_replies_show_what_to_do_first() -> None:
+    shown = [first_reply(p.text)[0] for p in PASTES if MATCHER.match(p.text).reply]
+    with_steps = [r for r in shown if "Do now" in r.plain]
+    assert len(shown) >= 290 and len(with_steps) == len(shown)
+
+
+def test_the_node_a_paste_names_is_filled_in_the_first_command() -> None:
+    checked = 0
+    for paste in PASTES:
+        reply, fills = first_reply(paste.text)
+        node = fills.get("node")
+        commands = [line.strip()[2:] for line in reply.plain.splitlines() if line.strip().startswith("$ ")]
+        case = LIBRARY.cases[reply.case_ids[0]] if reply.case_ids else None
+        uses_node = case is not None and any("{node}" in (step.command or "") for step in case.runbook)
+        if not node or not commands or not uses_node or "Do now" not in reply.plain:
+            continue
+        checked += 1
+        assert node in commands[0] or any(node in c for c in commands), (paste.name, node, commands)
+        assert all("{node}" not in c for c in commands), (paste.name, commands)
+    assert checked >= 20
+
+
+def test_a_two_line_ecc_paste_gets_the_verdict_the_line_and_a_filled_drain_first() -> None:
+    paste = (
+        "Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)\n"
+        "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+    )
+    reply, fills = first_reply(paste.encode())
+    lines = visible(reply)
+    assert fills["node"] == "gpu-a17"
+    assert lines[0].startswith("🔴 *IL-04")  # the verdict first
+    assert lines[2].startswith("> Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid")  # the line, once, in words
+    assert "line 1 · Xid 48: uncorrectable double-bit ECC error" in lines[3]
+    assert not any("\\(" in line or "[0-9" in line for line in lines)  # never a regular expression
+    assert any("Failed on gpu-a17" in line for line in lines)
+    do_now = lines.index(next(line for line in lines if line.startswith("*Do now")))
+    assert "gpu-a17" in "\n".join(lines[do_now : do_now + 7])
+    assert len(lines) <= MAX_LINES
+    # The reader's language first, the other under it in a context block.
+    kinds = [block["type"] for block in reply.blocks]
+    assert kinds[:2] == ["section", "context"]
+    korean = reply.blocks[1]["elements"][0]["text"]
+    assert any("\uac00" <= ch <= "\ud7a3" for ch in korean)
+
+
+def test_a_collective_timeout_quotes_the_line_once() -> None:
+    line = (
+        "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, "
+        "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out."
+    )
+    reply, _ = first_reply(line.encode())
+    assert reply.plain.count("Watchdog caught collective operation timeout") == 1
+
+
+def test_filled_values_are_shell_quoted_and_unsafe_ones_left_as_placeholders() -> None:
+    template = "scontrol update nodename={node} state=drain reason=xid; ssh {node} nvidia-smi -i {gpu}"
+    assert fill_command(template, {"node": "gpu-a17", "gpu": "3"}) == (
+        "scontrol update nodename=gpu-a17 state=drain reason=xid; ssh gpu-a17 nvidia-smi -i 3"
+    )
+    hostile = fill_command(template, {"node": "a;rm -rf /", "gpu": "$(reboot)"})
+    assert hostile == template
+    assert fill_command("ssh {node} true", {"node": "n-1:2"}) == "ssh n-1:2 true"
+
+
+def test_the_full_case_shows_the_runbook_filled_and_the_record() -> None:
+    case = LIBRARY.cases["IL-0414"]
+    reply = case_reply(case, ("en", "ko"), fills={"node": "gpu-b07", "gpu": "2"})
+    assert "Next time: what to do" in reply.plain and "What was done then" in reply.plain
+    assert "gpu-b07" in reply.plain and "{node}" not in reply.plain
+    assert "다음에 할 일" in reply.plain
+
+
+# -- the library's runbooks ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case_id", sorted(LIBRARY.cases))
+def test_every_case_has_a_bilingual_runbook_and_gist(case_id: str) -> None:
+    case = LIBRARY.cases[case_id]
+    assert len(case.runbook) >= 3
+    assert all(step.text.langs() == ("en", "ko") for step in case.runbook)
+    assert {"confirm", "verify"} <= {step.stage for step in case.runbook}
+    assert case.gist is not None and case.gist.langs() == ("en", "ko")
+    assert not any(step.template for step in case.remediation)  # commands live in the runbook
+
+
+def test_the_bundled_library_passes_strict_validation() -> None:
+    problems = [*LIBRARY.problems, *review_library(LIBRARY)]
+    assert problems == [], "\n".join(str(p) for p in problems)
+
+
+def _planted(tmp_path: Path, edit: dict[str, Any], case_id: str = "PUB-0009") -> list[str]:
+    case = json.loads((ROOT / "cases" / f"{case_id}.json").read_text(encoding="utf-8"))
+    case.update(edit)
+    (tmp_path / f"{case_id}.json").write_text(json.dumps(case, ensure_ascii=False), encoding="utf-8")
+    library = load_library(tmp_path)
+    return [str(p) for p in [*library.problems, *review_library(library)]]
+
+
+def _step(command: str, stage: str = "fix", assumes: bool = True) -> dict[str, Any]:
+    step: dict[str, Any] = {"stage": stage, "text": {"en": "Do it.", "ko": "한다."}, "command": command}
+    if assumes:
+        step["assumes"] = {"en": "root on the node", "ko": "노드의 root 권한"}
+    return step
+
+
+def test_a_planted_glossary_slip_is_reported(tmp_path: Path) -> None:
+    case = json.loads((ROOT / "cases" / "PUB-0009.json").read_text(encoding="utf-8"))
+    case["summary"]["ko"] += " 랭크 3 의 로스가 튀었다."
+    problems = _planted(tmp_path, {"summary": case["summary"]})
+    assert any("'랭크'" in p and "'rank'" in p and "summary.ko" in p for p in problems)
+    assert any("'로스'" in p for p in problems)
+
+
+def test_unknown_placeholders_and_unparseable_templates_are_errors(tmp_path: Path) -> None:
+    assert shutil.which("bash") is not None  # the template check parses with bash -n
+    runbook = [_step("ssh {host} true", "confirm"), _step("sbatch --exclude={node} <job script>", "verify")]
+    problems = _planted(tmp_path, {"runbook": runbook})
+    assert any("runbook[0].command: unknown placeholder host" in p for p in problems)
+    assert any("runbook[1].command: does not parse as shell" in p for p in problems)
+
+
+@pytest.mark.parametrize(
+    ("steps", "rule"),
+    [
+        ([_step("ssh {node} nvidia-smi -r -i {gpu}")], "gpu-reset"),
+        (
+            [_step("scontrol update nodename={node} state=drain reason=x", "contain"), _step("nvidia-smi -r")],
+            "gpu-reset",
+        ),
+        ([_step("systemctl restart nvidia-fabricmanager")], "fabric-manager"),
+        ([_step("scontrol reboot ASAP {node}", assumes=False)], "reboot"),
+        ([_step("export NCCL_ASYNC_ERROR_HANDLING=1")], "nccl-async"),
+        ([_step("echo '#SBATCH --output=%x-%j-%N.out' >> job.sbatch")], "sbatch-per-node-output"),
+        ([_step("srun --jobid={job} -w {node} df -h /dev/shm")], "srun-into-job"),
+    ],
+)
+def test_unsafe_commands_are_errors(tmp_path: Path, steps: list[dict[str, Any]], rule: str) -> None:
+    problems = _planted(tmp_path, {"runbook": [_step("ssh {node} true", "confirm"), *steps]})
+    assert any(f"{rule}:" in p and p.startswith("error") for p in problems), problems
+
+
+def test_a_reset_after_a_drain_and_a_jobs_left_check_is_accepted(tmp_path: Path) -> None:
+    runbook = [
+        _step("scontrol update nodename={node} state=drain reason=xid", "contain"),
+        _step("squeue -w {node} -h", "contain"),
+        _step("ssh {node} nvidia-smi -r -i {gpu}"),
+        _step("srun --jobid={job} --overlap -w {node} nvidia-smi", "verify"),
+    ]
+    problems = _planted(tmp_path, {"runbook": runbook})
+    assert not [p for p in problems if p.startswith("error")], problems
+
+
+def test_a_missing_runbook_or_gist_is_a_warning(tmp_path: Path) -> None:
+    problems = _planted(tmp_path, {"runbook": [], "gist": None})
+    assert any("warning" in p and "no runbook" in p for p in problems)
+    assert any("warning" in p and "gist" in p for p in problems)
+
+
+def test_library_owned_text_is_not_checked_but_review_notes_are_kept(tmp_path: Path) -> None:
+    case = json.loads((ROOT / "cases" / "IL-0414.json").read_text(encoding="utf-8"))
+    case["summary"]["ko"] += " 랭크"
+    problems = _planted(tmp_path, {"summary": case["summary"]}, "IL-0414")
+    assert not any("summary.ko" in p for p in problems)
+    assert load_library(tmp_path).cases["IL-0414"].review_notes
+
+
+def test_review_notes_never_reach_a_reply() -> None:
+    for case in LIBRARY.cases.values():
+        if not case.review_notes:
+            continue
+        shown = case_reply(case, ("en", "ko")).plain
+        assert not any(note[:40] in shown for note in case.review_notes), case.id
+
+
+def test_case_model_round_trips_the_local_fields() -> None:
+    case = LIBRARY.cases["IL-0427"]
+    again = Case.model_validate(case.model_dump(mode="json"))
+    assert again.runbook == case.runbook and again.gist == case.gist
