@@ -158,7 +158,9 @@ class CaseSearch:
         if not clauses:
             return first
         hits = self._searcher.search(tantivy.Query.boolean_query(clauses), limit=limit + 1, count=False).hits
-        found = [self._ids[int(self._searcher.doc(address)["doc"][0])] for _, address in hits]
+        positions = [(score, int(self._searcher.doc(address)["doc"][0])) for score, address in hits]
+        # Equal scores in library order: the index is built on two threads, so segment order varies.
+        found = [self._ids[doc] for _, doc in sorted(positions, key=lambda hit: (-round(hit[0], 4), hit[1]))]
         return [*first, *(case_id for case_id in found if case_id not in first)][:limit]
 
 

@@ -82,6 +82,9 @@ class Hit:
     payload: bytes | None = None
 
 
+_TIE_ROOM = 4  # extra hits read so that ties at the cut are settled by document order
+
+
 class TextEngine:
     """A BM25 index over a fixed list of documents (their positions are the ids ``search`` returns)."""
 
@@ -164,11 +167,18 @@ class TextEngine:
         query = self._query(self.terms(text, limit))
         if query is None:
             return []
-        result = self._searcher.search(query, limit=top, count=False)
+        # A few more than asked, then equal scores in document order: the index is written on two threads,
+        # so which segment holds a document, and the order of ties, vary from build to build.
+        result = self._searcher.search(query, limit=top + _TIE_ROOM, count=False)
+        found = result.hits
+        if 0 < top < len(found):  # only a tie with the last one kept is read beyond ``top``
+            last = round(found[top - 1][0], 4)
+            found = [*found[:top], *(hit for hit in found[top:] if round(hit[0], 4) == last)]
         hits = []
-        for score, address in result.hits:
+        for score, address in found:
             if score > min_score:
                 stored = self._searcher.doc(address)
                 payload = stored.get_first("payload")
                 hits.append(Hit(int(stored["doc"][0]), float(score), bytes(payload) if payload else None))
-        return hits
+        hits.sort(key=lambda hit: (-round(hit.score, 4), hit.doc))
+        return hits[:top]
