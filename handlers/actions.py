@@ -3,10 +3,11 @@
 "Share in channel" (``handlers.share``) posts an ephemeral ``/incident`` answer for everyone.
 
 On every match reply (values built and parsed in ``bot.replies.buttons``; the service checks them):
-"Details" shows the whole case to the clicker; "Helpful" / "Not this case" store a vote and tell the
-clicker; "Other matches" shows the runner-ups to the clicker; the language switch replaces an ephemeral
-answer in place and gives the clicker an ephemeral copy of a posted one (editing a shared message would
-change it for everyone).
+"Details" shows the whole case to the clicker; "Helpful" / "Not this case" store a vote (and confirm or
+withdraw an example, ``bot.app.examples``) and tell the clicker; "It was …" in Other matches confirms a
+runner-up; "Save as an example" keeps a DM's lines when asked; "Other matches" shows the runner-ups to
+the clicker; the language switch replaces an ephemeral answer in place and gives the clicker an ephemeral
+copy of a posted one (editing a shared message would change it for everyone).
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
 from bot.model.results import Reply, Vote
-from bot.replies.buttons import ACTION_DETAILS, ACTION_LANG, ACTION_OTHERS, VOTE_ACTIONS, click_from_body
+from bot.replies.buttons import (
+    ACTION_DETAILS,
+    ACTION_KEEP,
+    ACTION_LANG,
+    ACTION_OTHERS,
+    ACTION_PICK,
+    VOTE_ACTIONS,
+    click_from_body,
+)
 from bot.replies.render import message_reply
 from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
 from handlers.share import SHARE_ACTION_ID, SHARE_REFUSED, regenerate, with_share_button
@@ -68,6 +77,20 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         await ack()
         click = click_from_body(body)
         reply = await services.pools.io(services.feedback.other_matches, click)
+        await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
+
+    @app.action(ACTION_PICK)
+    async def pick(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        await ack()
+        click = click_from_body(body)
+        reply = await services.pools.io(services.feedback.pick, click)
+        await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
+
+    @app.action(ACTION_KEEP)
+    async def keep(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        await ack()
+        click = click_from_body(body)
+        reply = await services.pools.io(services.feedback.keep, click)
         await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
 
     @app.action(ACTION_DETAILS)

@@ -532,7 +532,8 @@ async def test_runtime_starts_the_digest_schedule_and_stops_cleanly(
     service = make_service(library, storage)
     server = await start_slack(settings, Services.around(service))
     try:
-        assert server.schedule is not None and len(server.background) == 2  # digest catch-up, reloader
+        names = {task.get_name() for task in server.background}
+        assert server.schedule is not None and names == {"digest-catch-up", "examples-load", "reload-watch"}
         catch_up = next(t for t in server.background if t.get_name() == "digest-catch-up")
         await asyncio.wait([catch_up], timeout=10)
         assert server.schedule.scheduler.running and server.schedule.next_run_time() is not None

@@ -10,8 +10,9 @@ import secrets
 from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
+from bot.app.examples import is_direct_message
 from bot.app.routing import route_command
 from bot.app.service import IncidentService
 from bot.model.case import Case, Lang
@@ -22,10 +23,11 @@ from bot.replies.buttons import (
     match_buttons,
     other_lang,
     parse_value,
+    pick_value,
     rebuild_result,
     with_buttons,
 )
-from bot.replies.clicks import ClickAnswer, invalid_reply, other_matches_reply, vote_reply
+from bot.replies.clicks import ClickAnswer, invalid_reply, note_reply, other_matches_reply, vote_reply
 from bot.replies.home import HOME_LIST, CaseVotes, FeedbackSummary, build_home_view
 from bot.replies.labels import label
 from bot.replies.render import case_reply, message_reply
@@ -68,7 +70,8 @@ class FeedbackService:
         reply (it names a best case); unchanged otherwise."""
         if reply.tier is None or result.best is None:
             return reply
-        return with_buttons(reply, match_buttons(result, langs, reply_id=reply_id, share=share))
+        lines = self.incident.examples.lines_of(result)
+        return with_buttons(reply, match_buttons(result, langs, reply_id=reply_id, share=share, lines=lines))
 
     def render_interactive(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply:
         """``render_match`` with the buttons, for a reply that will be posted (and then logged with its
@@ -112,11 +115,12 @@ class FeedbackService:
         reply_id = self.incident.record_reply(user_id, "", "", reply, source) if reply.tier is not None else None
         return self.with_match_buttons(reply, result, langs, reply_id=reply_id), reply_id
 
-    def clicked_reply(self, click: Click) -> tuple[ButtonPayload, ReplyRecord] | None:
+    def clicked_reply(self, click: Click, *, any_case: bool = False) -> tuple[ButtonPayload, ReplyRecord] | None:
         """The button value of ``click`` and the reply-log entry it belongs to, or None when the value is
         not one of ours, the reply is unknown, or the click does not fit it: the case must be the
-        reply's best case, and the click must come from the reply's channel (or, for an answer shown
-        only to one person, from that person)."""
+        reply's best case (any case with ``any_case``: "It was …" names a runner-up, and the sealed
+        value is ours), and the click must come from the reply's channel (or, for an answer shown only
+        to one person, from that person)."""
         value = self.unseal(click.value, click.channel_id, click.user_id)
         payload = parse_value(value) if value is not None else None
         if payload is None:
@@ -127,7 +131,7 @@ class FeedbackService:
             record = self.incident.storage.reply_for_message(click.channel_id, click.message_ts)
         else:
             record = None
-        if record is None or record.id is None or record.case_ids[:1] != (payload.case_id,):
+        if record is None or record.id is None or (record.case_ids[:1] != (payload.case_id,) and not any_case):
             return None
         if record.channel not in {click.channel_id, click.user_id}:
             return None
@@ -144,14 +148,71 @@ class FeedbackService:
         channel = click.channel_id or record.channel
         storage, now = self.incident.storage, self.incident.now()
         storage.record_feedback(record.id, click.user_id, payload.case_id, vote, channel, record.tier, now)
-        return vote_reply(payload.case_id, vote, payload.langs[0])
+        lang = payload.langs[0]
+        if vote == "not_helpful":
+            gone = self.incident.examples.withdraw(payload.case_id, payload.lines, click.user_id, record.id)
+            if gone:
+                self.incident.refresh_examples()
+            notes = [label("examples.withdrawn", lang).format(case=payload.case_id)] if gone else []
+            return vote_reply(payload.case_id, vote, lang, notes)
+        return self._confirmed(payload, record, click, vote)
+
+    def _confirmed(
+        self, payload: ButtonPayload, record: ReplyRecord, click: Click, vote: Literal["helpful", "picked"]
+    ) -> Reply:
+        """Store the clicked lines as an example of ``payload.case_id`` (not from a DM: there the reply
+        offers "Save as an example" instead) and say what happened."""
+        lang = payload.langs[0]
+        assert record.id is not None  # a logged reply
+        if is_direct_message(click.channel_id or record.channel):
+            keep = pick_value(payload.case_id, lang, record.id, payload.lines) if payload.lines else None
+            notes = [label("examples.dm", lang)] if keep else []
+            return vote_reply(payload.case_id, vote, lang, notes, keep=keep)
+        return vote_reply(payload.case_id, vote, lang, self._keep(payload, record, click))
+
+    def _keep(self, payload: ButtonPayload, record: ReplyRecord, click: Click) -> list[str]:
+        lang = payload.langs[0]
+        assert record.id is not None
+        if payload.case_id not in self.incident.library.cases:
+            return []
+        channel = click.channel_id or record.channel
+        saved = self.incident.examples.confirm(payload.case_id, payload.lines, click.user_id, channel, record.id)
+        if not saved:
+            return [label("examples.none", lang)]
+        self.incident.refresh_examples()
+        days = str(self.incident.examples.retention.days)
+        return [label("examples.saved", lang).format(n=saved, case=payload.case_id, days=days)]
+
+    def pick(self, click: Click) -> Reply:
+        """ "It was …" in Other matches: a Helpful vote for that runner-up, and its example."""
+        found = self.clicked_reply(click, any_case=True)
+        if found is None or not click.user_id:
+            return invalid_reply()
+        payload, record = found
+        assert record.id is not None
+        channel = click.channel_id or record.channel
+        now = self.incident.now()
+        self.incident.storage.record_feedback(
+            record.id, click.user_id, payload.case_id, "helpful", channel, record.tier, now
+        )
+        return self._confirmed(payload, record, click, "picked")
+
+    def keep(self, click: Click) -> Reply:
+        """ "Save as an example" (offered in a DM, where nothing is kept unasked)."""
+        found = self.clicked_reply(click, any_case=True)
+        if found is None or not click.user_id:
+            return invalid_reply()
+        payload, record = found
+        notes = self._keep(payload, record, click)
+        return note_reply(" ".join(notes) or label("examples.none", payload.langs[0]))
 
     def other_matches(self, click: Click) -> Reply:
         """The runner-ups of the clicked match reply (shown to the clicker only)."""
         found = self.clicked_reply(click)
         if found is None:
             return invalid_reply()
-        return other_matches_reply(found[0], self.incident.library.cases)
+        payload, record = found
+        return other_matches_reply(payload, self.incident.library.cases, record.id)
 
     def details(self, click: Click) -> Reply:
         """The whole clicked case (story, runbook with the paste's values filled, what was done then,

@@ -147,11 +147,13 @@ class LibraryReloader:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def watch(self, interval_s: float) -> None:
-        """Reload whenever the case files' fingerprint changed, checked every ``interval_s`` seconds."""
-        if self.seen is None:
+    async def watch(self, interval_s: float, *, files: bool = True) -> None:
+        """Every ``interval_s`` seconds: reload when the case files' fingerprint changed (with ``files``),
+        and pick up confirmed examples other replicas stored (one cheap query when there are none)."""
+        if self.seen is None and files:
             await asyncio.to_thread(self.baseline)
         while True:
             await asyncio.sleep(interval_s)
-            if await asyncio.to_thread(fingerprint, self.directory) != self.seen:
+            if files and await asyncio.to_thread(fingerprint, self.directory) != self.seen:
                 await asyncio.to_thread(self.reload, "interval")
+            await asyncio.to_thread(self.service.refresh_examples)

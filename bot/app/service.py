@@ -7,13 +7,16 @@ request in flight always sees one consistent library.
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from rapidfuzz import fuzz, process
 
+from bot.app.examples import ExampleBook
 from bot.app.indexes import build_matcher, build_search
 from bot.app.routing import route_command
 from bot.app.search import CaseSearch, search_cases
@@ -37,7 +40,9 @@ from bot.replies.render import (
     message_reply,
     unknown_id_reply,
 )
-from bot.storage.base import LangPref, ReplyRecord, Storage
+from bot.storage.base import LangPref, ReplyRecord, Storage, StorageError
+
+log = logging.getLogger("incident_bot.service")
 
 HELP_TEXT = HELP["en"]  # the console prints it; Slack gets both languages
 
@@ -97,9 +102,14 @@ class IncidentService:
         digest_post_empty: bool = False,
         remote_similar: Callable[[str], list[tuple[str, str]]] | None = None,
         metrics: Metrics | None = None,
+        reviewers: frozenset[str] = frozenset(),
+        example_retention: timedelta = timedelta(days=90),
     ) -> None:
         self._config = match_config or MatchConfig()
         self._state = _snapshot(library, self._config)
+        self._swap = threading.Lock()
+        self.examples = ExampleBook(storage, example_retention, reviewers, lambda: self.now())
+        self._examples_seen: tuple[int, int] | None = None
         self.storage = storage
         self.deadline_s = deadline_s
         self.noise_window = noise_window
@@ -119,9 +129,36 @@ class IncidentService:
     def library(self) -> CaseLibrary:
         return self._state.library
 
+    @property
+    def matcher(self) -> Matcher:
+        return self._state.matcher
+
     def reload(self, library: CaseLibrary) -> None:
-        """Swap in a new library (built off to the side; requests in flight keep the old one)."""
-        self._state = _snapshot(library, self._config)
+        """Swap in a new library (built off to the side; requests in flight keep the old one), with the
+        confirmed examples as they were."""
+        state = _snapshot(library, self._config)
+        with self._swap:
+            previous = self._state.matcher
+            self._state = replace(state, matcher=state.matcher.with_examples(previous.examples))
+
+    def refresh_examples(self, *, force: bool = False) -> bool:
+        """Rebuild the matcher's confirmed-example index when the stored examples changed (one cheap
+        query when they did not). True when it was rebuilt. Storage trouble is logged, never raised:
+        matching goes on with the examples it has."""
+        try:
+            version = self.examples.version()
+            if version == self._examples_seen and not force:
+                return False
+            lines = self.examples.known_lines(self.library.cases)
+        except StorageError as exc:
+            log.warning("confirmed examples not read: %s", exc)
+            return False
+        with self._swap:
+            state = self._state
+            self._state = replace(state, matcher=state.matcher.with_examples(lines))
+            self._examples_seen = version
+        self.metrics.example_lines.set(len(lines))
+        return True
 
     def get_case(self, raw_id: str) -> Case | None:
         return self._state.library.get(raw_id)

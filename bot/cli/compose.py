@@ -73,7 +73,11 @@ def build_service(settings: Settings, storage: Storage | None = None, *, migrate
         digest_lookback_days=settings.digest_lookback_days,
         digest_post_empty=settings.digest_post_empty,
         remote_similar=_remote_similar(settings.library_api_url) if settings.library_api_url else None,
+        reviewers=frozenset(user.strip() for user in settings.reviewers.split(",") if user.strip()),
+        example_retention=timedelta(days=settings.example_retention_days),
     )
+    if migrate:
+        service.refresh_examples()
     service.metrics.broken_case_files.set(len(library.broken_paths))
     return service
 

@@ -20,6 +20,7 @@ from bot.app.service import IncidentService
 from bot.cli.compose import build_service, build_services, load_cases, load_settings, snapshot_root
 from bot.cli.console import BANNER, Console
 from bot.cli.db_cmd import cmd_db
+from bot.cli.examples_cmd import cmd_examples
 from bot.cli.inputs import read_file, read_stream
 from bot.cli.parser import Command
 from bot.cli.parser import build_parser as parse_args_for
@@ -214,6 +215,7 @@ COMMANDS: dict[str, Command] = {
     "sync": cmd_sync,
     "stats": cmd_stats,
     "db": cmd_db,
+    "examples": cmd_examples,
 }
 
 

@@ -164,4 +164,28 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     )
     stats.add_argument("--top", type=int, default=10, help="how many most-rejected cases to list (default 10)")
     stats.add_argument("--json", action="store_true", help="print JSON instead of the table")
+
+    examples = sub.add_parser(
+        "examples", help="confirmed examples: list them, or export them for review", formatter_class=_formatter
+    )
+    examples_sub = examples.add_subparsers(dest="examples_command", required=True, metavar="COMMAND")
+    listed = _sub(
+        examples_sub,
+        "list",
+        commands["examples"],
+        "print the confirmed examples (redacted lines, who confirmed them, where, when)",
+        "  incident-bot examples list\n  incident-bot examples list --case IL-0427 --since 2026-11-01 --json\n",
+    )
+    exported = _sub(
+        examples_sub,
+        "export",
+        commands["examples"],
+        "write them as paste files with manifest rows, for a person to review into tests/fixtures/",
+        "  incident-bot examples export --dir review/\n",
+    )
+    for each in (listed, exported):
+        each.add_argument("--case", help="only this case id")
+        each.add_argument("--since", help="only examples confirmed on or after this ISO date")
+    listed.add_argument("--json", action="store_true", help="print JSON")
+    exported.add_argument("--dir", default="examples-export", help="where to write (default examples-export/)")
     return parser

@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.app.feedback import FeedbackService
 from bot.cli.compose import build_service, load_settings
-from bot.replies.stats import render_stats, stats_json
+from bot.replies.stats import render_examples, render_stats, stats_json
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -16,7 +16,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
     service = build_service(load_settings(overrides))
     try:
         summary = FeedbackService(service).stats()
+        examples = service.examples.stored()
     finally:
         service.storage.close()
-    print(stats_json(summary, args.top) if args.json else render_stats(summary, args.top))
+    if args.json:
+        print(stats_json(summary, args.top, examples))
+    else:
+        print(render_stats(summary, args.top) + "\n\n" + render_examples(examples, args.top))
     return 0

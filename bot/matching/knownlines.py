@@ -28,12 +28,20 @@ class KnownLine:
     """One known line of a case. Its masked form and Xid codes are worked out when first compared (a
     library of tens of thousands of cases has hundreds of thousands of lines; few are ever compared)."""
 
-    __slots__ = ("_masked", "_xids", "case_id", "fallout", "signature", "strength", "text")
+    __slots__ = ("_masked", "_xids", "case_id", "confirmed", "fallout", "signature", "strength", "text")
 
     def __init__(
-        self, case_id: str, text: str, strength: Strength | None, signature: int | None, fallout: bool = False
+        self,
+        case_id: str,
+        text: str,
+        strength: Strength | None,
+        signature: int | None,
+        fallout: bool = False,
+        *,
+        confirmed: bool = False,
     ) -> None:
         self.case_id = case_id
+        self.confirmed = confirmed  # a confirmed example (bot.matching.examples), not a line of the case file
         self.text = text
         self.strength = strength
         self.signature = signature  # the signature this text illustrates (index into the library's list)

@@ -15,6 +15,7 @@ comes from them.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +24,7 @@ from typing import Any, cast
 import re2
 from rapidfuzz import fuzz
 
-from bot.matching.engine import Hit
+from bot.matching.engine import Hit, TextEngine
 from bot.matching.knownlines import XID_CODE, KnownLine, MatcherParts, mask
 from bot.matching.normalize import Cleaned, clean
 from bot.matching.ranking import MatchConfig, Tally, Titled, decide, rank
@@ -53,6 +54,7 @@ _EVIDENCE_CHARS = 300
 _LINES_KEPT = 2_000
 _HITS_PER_PASTE = 20_000
 _CHECK_EVERY = 256
+_LINES_SHOWN = 12  # error-looking lines a result carries (the last ones: where errors usually are)
 _DIGIT_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
 
@@ -96,6 +98,22 @@ class Matcher:
         self._doc_index = parts.known_engine
         self._from_payload: dict[int, KnownLine] = {}
         self._case_text = parts.case_text
+        self._examples: list[KnownLine] = []
+        self._example_index: TextEngine | None = None
+
+    def with_examples(self, lines: Sequence[KnownLine]) -> Matcher:
+        """This matcher with ``lines`` (confirmed examples, ``bot.matching.examples``) as further known
+        lines of the text stage; everything else is shared. The original is left as it was."""
+        other = copy.copy(self)
+        other._examples = list(lines)
+        other._example_index = TextEngine.build([line.text for line in lines]) if lines else None
+        other._from_payload = {}
+        return other
+
+    @property
+    def examples(self) -> list[KnownLine]:
+        """The confirmed-example lines this matcher uses (see :meth:`with_examples`)."""
+        return self._examples
 
     @property
     def case_count(self) -> int:
@@ -175,6 +193,7 @@ class Matcher:
             timed_out=timed_out,
             lines_scanned=len(cleaned.raw_lines),
             suspects=suspects,
+            lines=[_evidence_line(cleaned, n) for n in lines[-_LINES_SHOWN:]],
         )
 
     @staticmethod
@@ -243,6 +262,13 @@ class Matcher:
         tally.lines[index] = line_numbers
         tally.specificity += len(sig.literal)
 
+    def _near(self, line: str) -> list[KnownLine]:
+        """The known lines most like ``line``: the case files' (a few), then the confirmed examples'."""
+        found = [self._known(hit) for hit in self._doc_index.search(line, top=3, min_score=2.0)]
+        if self._example_index is not None:
+            found += [self._examples[hit.doc] for hit in self._example_index.search(line, top=3)]
+        return found
+
     def _errorish_lines(self, cleaned: Cleaned, late: Callable[[], bool]) -> tuple[list[int], bool]:
         """Indices of the lines that look like errors: one linear RE2 pass over the whole text (a hit
         takes the rest of its line, so a line counts once), checked against the deadline."""
@@ -281,7 +307,7 @@ class Matcher:
     def _scan_text(
         self, cleaned: Cleaned, candidates: list[int], tallies: dict[str, Tally], late: Callable[[], bool]
     ) -> bool:
-        if not len(self._doc_index):
+        if not len(self._doc_index) and self._example_index is None:
             return False
         read_by_signatures = {case_id: tally.line_set() for case_id, tally in tallies.items()}
         for number, line_no in enumerate(candidates):
@@ -292,8 +318,7 @@ class Matcher:
                 continue
             masked = mask(line)
             xids = frozenset(XID_CODE.findall(line))
-            for hit in self._doc_index.search(line, top=3, min_score=2.0):
-                doc = self._known(hit)
+            for doc in self._near(line):
                 tally = tallies[doc.case_id]
                 if doc.signature is not None and tally.hit(doc.signature):
                     continue  # already counted as a signature hit
@@ -314,7 +339,7 @@ class Matcher:
                         line=_evidence_line(cleaned, line_no),
                         line_no=cleaned.number_of(line_no),
                         matched=doc.text,
-                        kind="text",
+                        kind="example" if doc.confirmed else "text",
                         strength=doc.strength,
                     )
         return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -26,7 +28,7 @@ class Evidence(BaseModel):
     line: str
     line_no: int
     matched: str
-    kind: Literal["signature", "text"]
+    kind: Literal["signature", "text", "example"]  # example: a line people confirmed for the case
     strength: Strength | None = None
     count: int = 1  # how many pasted lines carried it (hundreds of ranks print the same error)
     note: str = ""  # what it matched, in words (a signature's note); "" for a known line of the case
@@ -67,6 +69,8 @@ class MatchResult(BaseModel):
     timed_out: bool = False
     lines_scanned: int = 0
     suspects: SuspectInfo | None = None
+    # The paste's error-looking lines (the last few, cut): what a confirmation may keep (bot.matching.examples).
+    lines: list[str] = Field(default_factory=list)
 
     @property
     def best(self) -> Match | None:
@@ -89,3 +93,17 @@ class Reply(BaseModel):
     plain: str
     case_ids: list[str] = Field(default_factory=list)
     tier: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleRecord:
+    """One confirmed line: ``user_id`` said the reply ``reply_id`` in ``channel`` was ``case_id``."""
+
+    case_id: str
+    line: str
+    user_id: str
+    channel: str
+    reply_id: int
+    created_at: datetime
+    rejections: int = 0
+    id: int | None = None

@@ -55,6 +55,11 @@ class Metrics:
             "Case files the last load or reload rejected (their previous version, if any, keeps serving)",
             registry=self.registry,
         )
+        self.example_lines = Gauge(
+            "incident_bot_example_lines",
+            "Confirmed example lines the matcher uses (distinct lines per case, unexpired)",
+            registry=self.registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

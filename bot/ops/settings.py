@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     library_api_url: str | None = Field(default=None, validation_alias="LIBRARY_API_URL")
     library_sync_minutes: int = Field(default=0, ge=0, validation_alias="LIBRARY_SYNC_MINUTES")
     cases_reload_seconds: int = Field(default=0, ge=0, validation_alias="CASES_RELOAD_SECONDS")
+    example_retention_days: int = Field(default=90, ge=1, le=3650, validation_alias="EXAMPLE_RETENTION_DAYS")
+    # Slack user ids (comma-separated) whose confirmation alone makes an example decisive.
+    reviewers: str = Field(default="", validation_alias="REVIEWERS")
     noise_window_minutes: int = Field(default=60, ge=0, validation_alias="NOISE_WINDOW_MINUTES")
     dedupe_ttl_seconds: int = Field(default=3600, ge=60, validation_alias="DEDUPE_TTL_SECONDS")
 

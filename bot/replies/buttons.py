@@ -26,6 +26,8 @@ ACTION_NOT_THIS = "feedback_not_this_case"
 ACTION_OTHERS = "other_matches"
 ACTION_LANG = "switch_language"
 ACTION_DETAILS = "case_details"
+ACTION_PICK = "pick_case"  # "It was this one" on a runner-up in Other matches
+ACTION_KEEP = "keep_example"  # "Save these lines as an example" after a Helpful vote in a DM
 VOTE_ACTIONS: dict[str, Literal["helpful", "not_helpful"]] = {
     ACTION_HELPFUL: "helpful",
     ACTION_NOT_THIS: "not_helpful",
@@ -42,6 +44,9 @@ _SUSPECTS = 300
 _FILLS = 12
 _FILL_CHARS = 80
 _CASE_ID_CHARS = 64
+_LINES = 6  # lines a value carries for a confirmed example (bot.matching.examples)
+_LINE_CHARS = 300
+_LINES_BUDGET = 1_100  # characters of lines in one value, so the rest of it always fits
 
 
 def text(key: str, lang: Lang, **values: object) -> str:
@@ -84,6 +89,7 @@ class ButtonPayload:
     suspects: str | None = None
     fills: tuple[tuple[str, str], ...] = ()
     share: bool = False  # the message also offered "Share in channel" (kept when replaced in place)
+    lines: tuple[str, ...] = ()  # the paste's lines a confirmation stores, redacted (bot.matching.examples)
 
 
 def _dump(data: Mapping[str, Any]) -> str:
@@ -110,6 +116,31 @@ def _core(result: MatchResult, langs: Sequence[Lang], reply_id: int | None) -> d
     return core
 
 
+def _lines_value(lines: Sequence[str]) -> list[str]:
+    """Lines as they travel in a value: inert, cut, and within ``_LINES_BUDGET`` characters in all."""
+    kept: list[str] = []
+    used = 0
+    for line in lines[:_LINES]:
+        inert = _inert(line, _LINE_CHARS)
+        if used + len(inert) > _LINES_BUDGET:
+            break
+        kept.append(inert)
+        used += len(inert)
+    return kept
+
+
+def pick_value(case_id: str, lang: Lang, reply_id: int, lines: Sequence[str]) -> str | None:
+    """The value of an "It was this one" button (or "Save as an example"): the case, the reply and the
+    lines."""
+    if len(case_id) > _CASE_ID_CHARS:
+        return None
+    data: dict[str, Any] = {"v": _VERSION, "c": case_id, "l": lang, "r": reply_id}
+    shown = _lines_value(lines)
+    if shown:
+        data["x"] = shown
+    return _fit(data, ["x"])
+
+
 def _fit(data: dict[str, Any], optional: Sequence[str]) -> str | None:
     """``data`` as a value, dropping ``optional`` keys in order until it fits; None if it never does."""
     data = dict(data)
@@ -123,7 +154,12 @@ def _fit(data: dict[str, Any], optional: Sequence[str]) -> str | None:
 
 
 def match_buttons(
-    result: MatchResult, langs: Sequence[Lang], *, reply_id: int | None = None, share: bool = False
+    result: MatchResult,
+    langs: Sequence[Lang],
+    *,
+    reply_id: int | None = None,
+    share: bool = False,
+    lines: Sequence[str] = (),
 ) -> list[Button]:
     """The buttons for a match reply: Details (the full case, privately), Helpful, Not this case, Other
     matches (when there are runner-ups) and the language switch. Empty when the result names no case."""
@@ -134,7 +170,8 @@ def match_buttons(
     lang = langs[0]
     shown = result.matches[1 : 1 + MAX_RUNNERS]
     runners = [[m.case_id, m.tier.value, m.score] for m in shown if len(m.case_id) <= _CASE_ID_CHARS]
-    voted = _dump(core)
+    carried = _lines_value(lines)
+    voted = _fit({**core, "x": carried} if carried else core, ["x"]) or _dump(core)
     known = list(result.suspects.fills.items())[:_FILLS] if result.suspects is not None else []
     filled = {_inert(k, _FILL_CHARS): _inert(v, _FILL_CHARS) for k, v in known}
     details = _fit({**core, "f": filled} if filled else core, ["f"])
@@ -148,7 +185,8 @@ def match_buttons(
         Button(action_id=ACTION_NOT_THIS, text=text("not_this", lang), value=voted),
     ]
     if runners:
-        others = _fit({**core, "o": runners}, ["o"])
+        with_lines = {**core, "o": runners, "x": carried} if carried else {**core, "o": runners}
+        others = _fit(with_lines, ["x", "o"])
         if others is not None:
             buttons.append(Button(action_id=ACTION_OTHERS, text=text("others", lang), value=others))
     full: dict[str, Any] = {**core, "t": best.tier.value, "s": best.score}
@@ -169,7 +207,9 @@ def match_buttons(
         full["f"] = {_inert(k, _FILL_CHARS): _inert(v, _FILL_CHARS) for k, v in fills}
     if share:
         full["h"] = 1
-    switch = _fit(full, ["f", "u", "e", "a", "o"])
+    if carried:
+        full["x"] = carried
+    switch = _fit(full, ["x", "f", "u", "e", "a", "o"])
     if switch is not None:
         buttons.append(Button(action_id=ACTION_LANG, text=text("switch", lang), value=switch))
     return buttons
@@ -230,7 +270,13 @@ def _fills(raw: object) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-_KEYS = frozenset({"v", "c", "l", "r", "t", "s", "o", "a", "e", "u", "f", "h"})
+def _lines(raw: object) -> tuple[str, ...]:
+    if not isinstance(raw, list) or len(raw) > _LINES:
+        raise _Invalid
+    return tuple(_need(_plain(_str(line, _LINE_CHARS))) for line in raw)
+
+
+_KEYS = frozenset({"v", "c", "l", "r", "t", "s", "o", "a", "e", "u", "f", "h", "x"})
 
 
 def parse_value(value: object) -> ButtonPayload | None:
@@ -270,6 +316,7 @@ def parse_value(value: object) -> ButtonPayload | None:
             suspects=_need(_plain(_str(data["u"], _SUSPECTS))) if "u" in data else None,
             fills=_fills(data["f"]) if "f" in data else (),
             share=share == 1,
+            lines=_lines(data["x"]) if "x" in data else (),
         )
     except (_Invalid, ValueError, TypeError, RecursionError):
         return None

@@ -3,14 +3,14 @@ matches, a "no longer valid" note)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from bot.model.case import Case, Lang, Localized
-from bot.model.results import Reply
+from bot.model.results import Button, Reply
 from bot.replies.blocks import MESSAGE_BLOCKS, case_title, context, cut, header, section
-from bot.replies.buttons import ButtonPayload, text
+from bot.replies.buttons import ACTION_KEEP, ACTION_PICK, ButtonPayload, pick_value, text, with_buttons
 from bot.replies.labels import TIER_TEXT
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link
 
@@ -31,16 +31,24 @@ def note_reply(message: str) -> Reply:
     return Reply(text=fallback(message), blocks=[section(escape_mrkdwn(message))], plain=message)
 
 
-def vote_reply(case_id: str, vote: Literal["helpful", "not_helpful"], lang: Lang) -> Reply:
-    """The acknowledgement a voter sees (only they do)."""
-    said = text(f"voted.{vote}", lang, case=case_id)
+def vote_reply(
+    case_id: str,
+    vote: Literal["helpful", "not_helpful", "picked"],
+    lang: Lang,
+    notes: Sequence[str] = (),
+    keep: str | None = None,
+) -> Reply:
+    """The acknowledgement a voter sees (only they do): what was recorded, ``notes`` on the confirmed
+    example (saved, withdrawn, not kept from a DM), and with ``keep`` (a button value) a "Save as an
+    example" button."""
+    said = text("picked" if vote == "picked" else f"voted.{vote}", lang, case=case_id)
     hint = text("voted.change", lang)
-    return Reply(
-        text=fallback(said),
-        blocks=[section(escape_mrkdwn(said)), context(escape_mrkdwn(hint))],
-        plain=f"{said}\n{hint}",
-        case_ids=[case_id],
-    )
+    blocks = [section(escape_mrkdwn(said)), *(context(escape_mrkdwn(note)) for note in notes)]
+    blocks.append(context(escape_mrkdwn(hint)))
+    reply = Reply(text=fallback(said), blocks=blocks, plain="\n".join([said, *notes, hint]), case_ids=[case_id])
+    if keep is None:
+        return reply
+    return with_buttons(reply, [Button(action_id=ACTION_KEEP, text=text("keep", lang), value=keep)])
 
 
 def invalid_reply(lang: Lang = "en") -> Reply:
@@ -58,9 +66,10 @@ def _first_sentence(loc: Localized, lang: Lang, limit: int) -> str:
     return cut(flat[: end + 1] if 0 < end < limit else flat, limit)
 
 
-def other_matches_reply(payload: ButtonPayload, cases: Mapping[str, Case]) -> Reply:
+def other_matches_reply(payload: ButtonPayload, cases: Mapping[str, Case], reply_id: int | None = None) -> Reply:
     """The runner-ups of a match, in the message's language order: id, tier, title, first sentence of
-    the summary, and a link to each case. Runner-ups no longer in the library are left out."""
+    the summary, and a link to each case. Runner-ups no longer in the library are left out. With the
+    reply's id, an "It was …" button per runner-up confirms it instead of the best case."""
     lang = payload.langs[0]
     heading = text("others.heading", lang, case=payload.case_id)
     found = [(r, cases[r.case_id]) for r in payload.runners if r.case_id in cases]
@@ -80,11 +89,17 @@ def other_matches_reply(payload: ButtonPayload, cases: Mapping[str, Case]) -> Re
             md += f"\n{escape_mrkdwn(summary)}"
         blocks.append(section(md))
         plain.append(f"  {case.id} — {title} ({tier})" + (f"\n    {summary}" if summary else ""))
+    picks = []
+    for _, case in found if reply_id is not None else []:
+        value = pick_value(case.id, lang, reply_id, payload.lines) if reply_id is not None else None
+        if value is not None:
+            picks.append(Button(action_id=ACTION_PICK, text=cut(text("pick", lang, case=case.id), 75), value=value))
     blocks.append(context(escape_mrkdwn(text("others.hint", lang))))
     summary_line = f"{heading}: " + ", ".join(case.id for _, case in found)
-    return Reply(
+    reply = Reply(
         text=fallback(summary_line),
-        blocks=blocks[:MESSAGE_BLOCKS],
+        blocks=blocks[: MESSAGE_BLOCKS - 1],
         plain="\n".join(plain),
         case_ids=[case.id for _, case in found],
     )
+    return with_buttons(reply, picks)

@@ -70,6 +70,8 @@ def _words(evidence: Evidence, lang: Lang) -> str:
         return evidence.note
     if evidence.kind == "signature":
         return label("evidence.signature", lang)
+    if evidence.kind == "example":
+        return label("evidence.example", lang)
     return label("evidence.text", lang)
 
 

@@ -54,6 +54,28 @@ LABELS: dict[str, dict[Lang, str]] = {
     "others.heading": {"en": "Other matches for {case}", "ko": "{case} 외의 다른 후보"},
     "others.none": {"en": "No other case matched this paste.", "ko": "이 로그에 맞는 다른 사례가 없습니다."},
     "others.hint": {"en": "Full case: /incident ID", "ko": "전체 사례: /incident ID"},
+    "pick": {"en": "It was {case}", "ko": "{case} 였음"},
+    "picked": {
+        "en": "Thanks: {case} noted as the answer to this paste.",
+        "ko": "감사합니다: 이 로그의 답을 {case} 로 기록했습니다.",
+    },
+    "keep": {"en": "Save as an example", "ko": "예시로 저장"},
+    "examples.saved": {
+        "en": "{n} line(s) of the paste, redacted, now help recognise {case} (kept {days} days).",
+        "ko": "로그의 {n}줄을 가려서 저장했습니다. 이제 {case} 를 알아보는 데 쓰입니다({days}일 보관).",
+    },
+    "examples.none": {
+        "en": "No line of this paste was specific enough to keep as an example.",
+        "ko": "이 로그에는 예시로 남길 만큼 구체적인 줄이 없습니다.",
+    },
+    "examples.dm": {
+        "en": "Nothing from a direct message is kept unless you ask: Save as an example.",
+        "ko": "DM 의 내용은 요청하지 않으면 저장하지 않습니다. 저장하려면: 예시로 저장.",
+    },
+    "examples.withdrawn": {
+        "en": "Your earlier confirmation of {case} for this paste was withdrawn.",
+        "ko": "이 로그를 {case} 로 확인했던 기록을 철회했습니다.",
+    },
     "home.title": {"en": "Incident Bot", "ko": "Incident Bot"},
     "home.intro": {
         "en": "Paste a GPU-cluster error in a channel I am in, use /incident, or the message shortcut "
@@ -105,6 +127,10 @@ LABELS.update(
         "line.end": {"en": "line {n} from the end", "ko": "끝에서 {n}번째 줄"},
         "evidence.signature": {"en": "a line this failure prints", "ko": "이 장애가 남기는 줄"},
         "evidence.text": {"en": "close to a line this case quotes", "ko": "이 사례가 인용한 줄과 비슷함"},
+        "evidence.example": {
+            "en": "close to a line people confirmed for this case",
+            "ko": "사람들이 이 사례로 확인한 줄과 비슷함",
+        },
         "also.named": {"en": "also", "ko": "함께"},
         "suspects.failed": {"en": "Failed on {hosts}", "ko": "실패 노드 {hosts}"},
         "suspects.reported": {"en": "Reported by {hosts}", "ko": "보고한 노드 {hosts}"},

@@ -4,7 +4,9 @@ rejected ("Not this case"), so case authors know which signatures to fix. Pure: 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
+from bot.model.results import ExampleRecord
 from bot.replies.home import CaseVotes, FeedbackSummary
 
 _TITLE_CHARS = 60
@@ -48,8 +50,32 @@ def render_stats(summary: FeedbackSummary, top: int = 10) -> str:
     return "\n".join(lines)
 
 
-def stats_json(summary: FeedbackSummary, top: int = 10) -> str:
-    """The same as JSON: ``cases`` (by case id) and ``most_rejected`` (case ids, worst first)."""
+def _rejected(examples: Sequence[ExampleRecord], top: int) -> list[ExampleRecord]:
+    return sorted((e for e in examples if e.rejections), key=lambda e: (-e.rejections, e.case_id))[:top]
+
+
+def render_examples(examples: Sequence[ExampleRecord], top: int = 10) -> str:
+    """Confirmed examples per case (lines and people), and the ``top`` example lines that keep getting
+    "Not this case" (they may teach the matcher the wrong thing: delete or dispute them)."""
+    if not examples:
+        return "Confirmed examples: none yet."
+    per_case: dict[str, tuple[int, set[str]]] = {}
+    for e in examples:
+        count, people = per_case.get(e.case_id, (0, set()))
+        per_case[e.case_id] = (count + 1, people | {e.user_id})
+    lines = [f"Confirmed examples: {len(examples)} line(s) for {len(per_case)} case(s)", ""]
+    lines += [f"{'case':<12} {'lines':>5} {'people':>6}"]
+    for case_id, (count, people) in sorted(per_case.items()):
+        lines.append(f"{case_id:<12} {count:>5} {len(people):>6}")
+    rejected = _rejected(examples, top)
+    lines += ["", "Examples that keep getting Not this case"]
+    lines += [f"  {e.case_id:<12} ×{e.rejections}  {e.line[:100]}" for e in rejected] or ["  (none)"]
+    return "\n".join(lines)
+
+
+def stats_json(summary: FeedbackSummary, top: int = 10, examples: Sequence[ExampleRecord] = ()) -> str:
+    """The same as JSON: ``cases`` (by case id), ``most_rejected`` (case ids, worst first), and the example
+    lines most often rejected."""
     return json.dumps(
         {
             "helpful": summary.helpful,
@@ -59,6 +85,10 @@ def stats_json(summary: FeedbackSummary, top: int = 10) -> str:
                 for v in summary.cases
             ],
             "most_rejected": [v.case_id for v in summary.most_rejected(top)],
+            "examples": len(examples),
+            "rejected_examples": [
+                {"case_id": e.case_id, "line": e.line, "rejections": e.rejections} for e in _rejected(examples, top)
+            ],
         },
         ensure_ascii=False,
     )

@@ -33,6 +33,7 @@ from bot.slack.http import EVENTS_PATH, build_web_app
 from bot.slack.identity import TokenRejected, identity_of
 from bot.slack.jobs import LibrarySync, StorageGate, build_digest_schedule
 
+EXAMPLES_DEFAULT_INTERVAL_S = 60.0
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_SECONDS = 10.0
@@ -213,8 +214,21 @@ async def start_slack(
         # start() also posts a digest missed while the bot was down: run it beside the server, once the
         # storage that holds the digest ledger is open.
         _background(server, _after(gate, server.schedule.start()), "digest-catch-up")
-    if settings.cases_reload_seconds > 0:
-        _background(server, reloader.watch(float(settings.cases_reload_seconds)), "reload-watch")
+    # Confirmed examples live in the database: every replica picks up the others' within the interval
+    # (EXAMPLES_DEFAULT_INTERVAL_S when case files are not watched).
+    files = settings.cases_reload_seconds > 0
+    interval = float(settings.cases_reload_seconds) if files else EXAMPLES_DEFAULT_INTERVAL_S
+
+    async def load_examples() -> None:
+        await gate.opened.wait()
+        await asyncio.to_thread(service.refresh_examples)
+
+    async def watch() -> None:
+        await gate.opened.wait()
+        await reloader.watch(interval, files=files)
+
+    _background(server, load_examples(), "examples-load")
+    _background(server, watch(), "reload-watch")
     if settings.library_sync_minutes > 0 and settings.library_api_url:
         server.sync = LibrarySync(settings.library_api_url, settings, reloader)
         _background(server, server.sync.loop(settings.library_sync_minutes * 60.0), "library-sync")

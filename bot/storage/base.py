@@ -8,16 +8,18 @@ and short; async callers run them with ``asyncio.to_thread``.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
 from bot.model.case import LangPref
-from bot.model.results import Vote
+from bot.model.results import ExampleRecord, Vote
 
 __all__ = [
     "DigestClaim",
     "DigestEntry",
+    "ExampleRecord",
     "FeedbackCount",
     "LangPref",
     "ReplyRecord",
@@ -26,7 +28,13 @@ __all__ = [
     "StorageMisconfigured",
     "StorageUnavailable",
     "Vote",
+    "line_key",
 ]
+
+
+def line_key(line: str) -> str:
+    """The key an example line is stored under (its SHA-256): one row per case, user and line."""
+    return hashlib.sha256(line.encode()).hexdigest()
 
 
 class StorageError(Exception):
@@ -136,6 +144,28 @@ class Storage(Protocol):
 
     def feedback_counts(self) -> list[FeedbackCount]:
         """Per case, sorted by case id."""
+
+    # confirmed examples -------------------------------------------------------------------------------
+    def add_examples(
+        self, case_id: str, lines: tuple[str, ...], user_id: str, channel: str, reply_id: int, now: datetime
+    ) -> int:
+        """Store each line as confirmed by ``user_id`` (a repeat refreshes its time); returns how many."""
+
+    def withdraw_examples(self, reply_id: int, user_id: str, case_id: str) -> int:
+        """Drop what ``user_id`` confirmed for ``case_id`` from reply ``reply_id``; returns how many."""
+
+    def reject_examples(self, case_id: str, lines: tuple[str, ...]) -> int:
+        """Count a "Not this case" against the stored examples of ``case_id`` equal to one of ``lines``."""
+
+    def list_examples(self, since: datetime, case_id: str | None = None) -> list[ExampleRecord]:
+        """Examples created at or after ``since`` (optionally of one case), oldest first."""
+
+    def examples_version(self, since: datetime) -> tuple[int, int]:
+        """(count, largest id) of the examples created at or after ``since``: changes with every add,
+        withdrawal and expiry, so a reloader can tell when to rebuild."""
+
+    def purge_examples(self, before: datetime) -> int:
+        """Delete examples created before ``before`` (retention); returns how many."""
 
     # digest ledger ------------------------------------------------------------------------------------
     def digested_case_ids(self) -> set[str]:

@@ -9,7 +9,7 @@ import threading
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from bot.storage.base import DigestClaim, DigestEntry, FeedbackCount, LangPref, ReplyRecord, Vote
+from bot.storage.base import DigestClaim, DigestEntry, ExampleRecord, FeedbackCount, LangPref, ReplyRecord, Vote
 
 
 class MemoryStorage:
@@ -23,6 +23,8 @@ class MemoryStorage:
         self._replies: list[ReplyRecord] = []
         self._feedback: dict[tuple[int, str, str], Vote] = {}
         self._digests: dict[str, DigestEntry] = {}
+        self._examples: dict[tuple[str, str, str], ExampleRecord] = {}
+        self._example_ids = 0
 
     def migrate(self) -> None:
         return None
@@ -91,6 +93,58 @@ class MemoryStorage:
             pair = counts.setdefault(case_id, [0, 0])
             pair[0 if vote == "helpful" else 1] += 1
         return [FeedbackCount(case_id, h, n) for case_id, (h, n) in sorted(counts.items())]
+
+    def add_examples(
+        self, case_id: str, lines: tuple[str, ...], user_id: str, channel: str, reply_id: int, now: datetime
+    ) -> int:
+        with self._lock:
+            for line in dict.fromkeys(lines):
+                old = self._examples.get((case_id, user_id, line))
+                self._example_ids += 1
+                self._examples[(case_id, user_id, line)] = ExampleRecord(
+                    case_id,
+                    line,
+                    user_id,
+                    channel,
+                    reply_id,
+                    now,
+                    old.rejections if old else 0,
+                    old.id if old else self._example_ids,
+                )
+            return len(dict.fromkeys(lines))
+
+    def withdraw_examples(self, reply_id: int, user_id: str, case_id: str) -> int:
+        with self._lock:
+            gone = [
+                k
+                for k, e in self._examples.items()
+                if (e.reply_id, e.user_id, e.case_id) == (reply_id, user_id, case_id)
+            ]
+            for key in gone:
+                del self._examples[key]
+            return len(gone)
+
+    def reject_examples(self, case_id: str, lines: tuple[str, ...]) -> int:
+        with self._lock:
+            hit = [k for k, e in self._examples.items() if e.case_id == case_id and e.line in lines]
+            for key in hit:
+                self._examples[key] = replace(self._examples[key], rejections=self._examples[key].rejections + 1)
+            return len(hit)
+
+    def list_examples(self, since: datetime, case_id: str | None = None) -> list[ExampleRecord]:
+        found = [e for e in self._examples.values() if e.created_at >= since and case_id in (None, e.case_id)]
+        return sorted(found, key=lambda e: e.id or 0)
+
+    def examples_version(self, since: datetime) -> tuple[int, int]:
+        found = self.list_examples(since)
+        return len(found), max((e.id or 0 for e in found), default=0)
+
+    def purge_examples(self, before: datetime) -> int:
+        with self._lock:
+            old = [k for k, e in self._examples.items() if e.created_at < before]
+            for key in old:
+                del self._examples[key]
+            return len(old)
 
     def digested_case_ids(self) -> set[str]:
         return {case_id for entry in self._digests.values() for case_id in entry.case_ids}

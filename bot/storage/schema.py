@@ -117,3 +117,21 @@ digests = Table(
     Column("claimed_at", UtcDateTime, nullable=False),
     Column("completed_at", UtcDateTime),
 )
+
+# Confirmed examples: lines of a paste a user confirmed as a case (``bot.app.examples``), redacted.
+examples = Table(
+    "examples",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("case_id", Text, nullable=False),
+    Column("line", Text, nullable=False),
+    Column("line_key", Text, nullable=False),  # sha256 of the line, for the unique index
+    Column("user_id", Text, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("reply_id", BigInteger, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("rejections", Integer, nullable=False, default=0),
+    Index("examples_one", "case_id", "user_id", "line_key", unique=True),
+    Index("examples_created", "created_at"),
+    sqlite_autoincrement=True,
+)

@@ -15,9 +15,18 @@ from typing import Any, cast
 from sqlalchemy import Connection, Row, case, func, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.storage.base import DigestClaim, DigestEntry, FeedbackCount, LangPref, ReplyRecord, Vote
+from bot.storage.base import (
+    DigestClaim,
+    DigestEntry,
+    ExampleRecord,
+    FeedbackCount,
+    LangPref,
+    ReplyRecord,
+    Vote,
+    line_key,
+)
 from bot.storage.dialects import IMMEDIATE, insert_for, make_engine, storage_error
-from bot.storage.schema import channel_prefs, digests, events, feedback, replies, user_prefs
+from bot.storage.schema import channel_prefs, digests, events, examples, feedback, replies, user_prefs
 
 _PURGE_EVERY = 100
 
@@ -216,6 +225,71 @@ class SqlStorage:
         )
         rows: list[Any] = self._rows(statement)
         return [FeedbackCount(str(case_id), int(helpful), int(unhelpful)) for case_id, helpful, unhelpful in rows]
+
+    # confirmed examples -------------------------------------------------------------------------------
+    def add_examples(
+        self, case_id: str, lines: tuple[str, ...], user_id: str, channel: str, reply_id: int, now: datetime
+    ) -> int:
+        if not lines:
+            return 0
+        with self._write() as conn:
+            for line in dict.fromkeys(lines):
+                key = {"case_id": case_id, "user_id": user_id, "line_key": line_key(line)}
+                values = {"line": line, "channel": channel, "reply_id": reply_id, "created_at": now}
+                conn.execute(
+                    self._insert(examples)
+                    .values(**key, **values, rejections=0)
+                    .on_conflict_do_update(index_elements=[examples.c[name] for name in key], set_=values)
+                )
+        return len(dict.fromkeys(lines))
+
+    def withdraw_examples(self, reply_id: int, user_id: str, case_id: str) -> int:
+        statement = examples.delete().where(
+            examples.c.reply_id == reply_id, examples.c.user_id == user_id, examples.c.case_id == case_id
+        )
+        with self._write() as conn:
+            return int(conn.execute(statement).rowcount or 0)
+
+    def reject_examples(self, case_id: str, lines: tuple[str, ...]) -> int:
+        if not lines:
+            return 0
+        keys = [line_key(line) for line in lines]
+        statement = (
+            update(examples)
+            .where(examples.c.case_id == case_id, examples.c.line_key.in_(keys))
+            .values(rejections=examples.c.rejections + 1)
+        )
+        with self._write() as conn:
+            return int(conn.execute(statement).rowcount or 0)
+
+    def list_examples(self, since: datetime, case_id: str | None = None) -> list[ExampleRecord]:
+        statement = select(examples).where(examples.c.created_at >= since).order_by(examples.c.id)
+        if case_id is not None:
+            statement = statement.where(examples.c.case_id == case_id)
+        return [
+            ExampleRecord(
+                case_id=row.case_id,
+                line=row.line,
+                user_id=row.user_id,
+                channel=row.channel,
+                reply_id=int(row.reply_id),
+                created_at=row.created_at,
+                rejections=int(row.rejections),
+                id=int(row.id),
+            )
+            for row in self._rows(statement)
+        ]
+
+    def examples_version(self, since: datetime) -> tuple[int, int]:
+        statement = select(func.count(), func.coalesce(func.max(examples.c.id), 0)).where(
+            examples.c.created_at >= since
+        )
+        row: Any = self._rows(statement)[0]
+        return int(row[0]), int(row[1])
+
+    def purge_examples(self, before: datetime) -> int:
+        with self._write() as conn:
+            return int(conn.execute(examples.delete().where(examples.c.created_at < before)).rowcount or 0)
 
     # digest ledger ------------------------------------------------------------------------------------
     @staticmethod
