@@ -10,13 +10,14 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.app.services import Services
 from bot.ops.settings import Settings
-from handlers import actions, commands, common, home, mentions, messages, shortcuts
+from handlers import actions, commands, common, drafts, home, mentions, messages, shortcuts
 
 
 def register_all(app: AsyncApp, services: Services, settings: Settings) -> None:
     locales = common.LocaleCache()
     commands.register(app, services, locales)
     actions.register(app, services, locales)
+    drafts.register(app, services)
     shortcuts.register(app, services, settings, locales)
     home.register(app, services, locales)
     mentions.register(app, services, settings, locales)

@@ -7,12 +7,16 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.app.routing import route_command
 from bot.app.services import Services
 from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
+from handlers.reviewers import Reviewers
 from handlers.share import share_value, shareable, with_share_button
 
 
 def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
+    reviewers = Reviewers(services.incident.examples.reviewers)
+
     @app.command("/incident")
     async def incident_command(
         ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond, client: AsyncWebClient
@@ -22,6 +26,7 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         user_id = str(command.get("user_id") or "") or None
         channel_id = command.get("channel_id")
         langs = await user_langs(services, locales, client, user_id)
+        reviewer = route_command(text.strip())[0] == "review" and await reviewers.allows(client, user_id)
         # Matching is CPU-bound: a worker thread keeps the loop free to ack other requests. A match answer
         # is logged under the user (shown only to them) and its buttons carry the reply id.
         got = await matched(
@@ -34,6 +39,7 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
             langs=langs,
             log_as=user_id,
             share=shareable(text),
+            reviewer=reviewer,
         )
         if got is None:
             await send_via_response_url(services, respond, busy_reply(langs), channel=channel_id, user=user_id)

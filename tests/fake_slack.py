@@ -14,7 +14,9 @@ What it serves (``POST`` or ``GET`` on ``/api/<method>``, form, JSON or query pa
   its ``metadata`` per channel); ``chat.postEphemeral``; ``chat.update``; ``conversations.history``
   (stored messages newest first, ``metadata`` only with ``include_all_metadata``; honours ``limit``,
   ``cursor``, ``oldest``, ``latest``); ``users.info`` (locale from ``user_locales``); ``views.publish``;
-  ``files.info`` (from ``files``); any other method answers ``{"ok": true}``.
+  ``views.open`` / ``views.update`` (modals by view id, in ``modals``); ``chat.getPermalink``;
+  ``usergroups.users.list`` (from ``usergroups``); ``files.info`` (from ``files``); any other method
+  answers ``{"ok": true}``.
 - ``GET /files/<name>`` serves ``files[name]`` bytes with a ``Bearer`` token, else an HTML login page with
   status 200 (as real Slack does).
 - Every API call needs a token (``Authorization: Bearer …`` or a ``token`` parameter), else
@@ -101,6 +103,8 @@ class FakeSlack:
         self.redirects: dict[str, str] = {}  # name -> where GET /files/<name> redirects (302)
         self.ranges = True  # answer "Range: bytes=..." with 206 and the part, as Slack's file servers do
         self.views: dict[str, dict[str, Any]] = {}
+        self.modals: dict[str, dict[str, Any]] = {}  # view id -> the modal as last opened or updated
+        self.usergroups: dict[str, list[str]] = {}  # group id -> user ids (usergroups.users.list)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -248,6 +252,24 @@ class FakeSlack:
             if method == "views.publish":
                 self.views[str(args.get("user_id"))] = _json_arg(args.get("view"))
                 return {"ok": True, "view": self.views[str(args.get("user_id"))]}
+            if method == "views.open":
+                view_id = f"V{next(self._seq)}"
+                self.modals[view_id] = {**_json_arg(args.get("view")), "id": view_id}
+                return {"ok": True, "view": self.modals[view_id]}
+            if method == "views.update":
+                view_id = str(args.get("view_id"))
+                if view_id not in self.modals:
+                    return {"ok": False, "error": "not_found"}
+                self.modals[view_id] = {**_json_arg(args.get("view")), "id": view_id}
+                return {"ok": True, "view": self.modals[view_id]}
+            if method == "chat.getPermalink":
+                ts = str(args.get("message_ts")).replace(".", "")
+                return {"ok": True, "permalink": f"https://test.slack.com/archives/{args.get('channel')}/p{ts}"}
+            if method == "usergroups.users.list":
+                group = str(args.get("usergroup"))
+                if group not in self.usergroups:
+                    return {"ok": False, "error": "no_such_subteam"}
+                return {"ok": True, "users": self.usergroups[group]}
             if method == "files.info":
                 name = str(args.get("file"))
                 if name not in self.files:

@@ -16,7 +16,7 @@ from bot.app.examples import is_direct_message
 from bot.app.routing import route_command
 from bot.app.service import IncidentService
 from bot.model.case import Case, Lang
-from bot.model.results import MatchResult, Reply
+from bot.model.results import Button, MatchResult, Reply
 from bot.replies.buttons import (
     ButtonPayload,
     Click,
@@ -28,10 +28,11 @@ from bot.replies.buttons import (
     with_buttons,
 )
 from bot.replies.clicks import ClickAnswer, invalid_reply, note_reply, other_matches_reply, vote_reply
+from bot.replies.drafts import ACTION_DRAFT, draft_value, words
 from bot.replies.home import HOME_LIST, CaseVotes, FeedbackSummary, build_home_view
 from bot.replies.labels import label
 from bot.replies.render import case_reply, message_reply
-from bot.replies.seal import seal_reply, unseal
+from bot.replies.seal import seal, seal_reply, unseal
 from bot.storage.base import ReplyRecord, Vote
 
 
@@ -47,6 +48,10 @@ class FeedbackService:
     def seal(self, reply: Reply, channel: str, user: str | None) -> Reply:
         """``reply`` with its button values bound to ``channel`` (and ``user``, for a private answer)."""
         return seal_reply(reply, self._key, channel, user)
+
+    def seal_value(self, value: str, channel: str, user: str | None) -> str:
+        """``value`` sealed to ``channel`` (and ``user``), like a button value (a modal's metadata)."""
+        return seal(value, self._key, channel, user)
 
     def unseal(self, value: str, channel: str, user: str) -> str | None:
         """A clicked button's value when the click comes from where the button was shown; else None."""
@@ -68,9 +73,11 @@ class FeedbackService:
     ) -> Reply:
         """``reply`` with Helpful / Not this case / Other matches / language buttons when it is a match
         reply (it names a best case); unchanged otherwise."""
-        if reply.tier is None or result.best is None:
-            return reply
         lines = self.incident.examples.lines_of(result)
+        if reply.tier is None or result.best is None:
+            # No case fits: offer to start one from this paste.
+            suspects = result.suspects.summary if result.suspects is not None else ""
+            return self._with_draft_button(reply, langs[0], lines, suspects)
         return with_buttons(reply, match_buttons(result, langs, reply_id=reply_id, share=share, lines=lines))
 
     def render_interactive(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply:
@@ -88,6 +95,7 @@ class FeedbackService:
         log_as: str | None = None,
         source: str = "command",
         share: bool = False,
+        reviewer: bool = False,
     ) -> tuple[Reply, int | None]:
         """``command(text)``, with the buttons when the answer is a match reply. Returns the reply and its
         reply-log id (None unless logged here).
@@ -97,7 +105,8 @@ class FeedbackService:
         one) with no message ts, and its id goes into the buttons: for answers whose ts the bot never
         learns (``response_url``). Without it the caller logs the reply after posting."""
         if not self.is_paste(text):
-            return self.incident.command(text, user_id=user_id, channel_id=channel_id, langs=langs), None
+            reply = self.incident.command(text, user_id=user_id, channel_id=channel_id, langs=langs, reviewer=reviewer)
+            return reply, None
         self.incident.metrics.commands.labels(verb="paste").inc()
         result = self.incident.match(text.strip())
         reply = self.incident.render_match(result, langs, explicit=True)
@@ -154,8 +163,16 @@ class FeedbackService:
             if gone:
                 self.incident.refresh_examples()
             notes = [label("examples.withdrawn", lang).format(case=payload.case_id)] if gone else []
-            return vote_reply(payload.case_id, vote, lang, notes)
+            return self._with_draft_button(vote_reply(payload.case_id, vote, lang, notes), lang, payload.lines)
         return self._confirmed(payload, record, click, vote)
+
+    @staticmethod
+    def _with_draft_button(reply: Reply, lang: Lang, lines: Sequence[str], suspects: str = "") -> Reply:
+        """``reply`` with "Start a case draft" when the paste has lines to propose."""
+        if not lines:
+            return reply
+        button = Button(action_id=ACTION_DRAFT, text=words("button", lang), value=draft_value(lang, lines, suspects))
+        return with_buttons(reply, [button])
 
     def _confirmed(
         self, payload: ButtonPayload, record: ReplyRecord, click: Click, vote: Literal["helpful", "picked"]
@@ -260,7 +277,11 @@ class FeedbackService:
     def home_view(self, langs: Sequence[Lang]) -> dict[str, Any]:
         """The App Home tab for ``views.publish`` (at most 100 blocks whatever the library's size)."""
         return build_home_view(
-            self.incident.recent_cases(HOME_LIST), self.most_matched(30), self.feedback_summary(langs[0]), langs
+            self.incident.recent_cases(HOME_LIST),
+            self.most_matched(30),
+            self.feedback_summary(langs[0]),
+            langs,
+            self.incident.latest_reviews(),
         )
 
     def stats(self) -> FeedbackSummary:

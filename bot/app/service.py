@@ -13,9 +13,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
+from bot.app.drafts import Drafts, WithReview
 from bot.app.examples import ExampleBook
 from bot.app.indexes import build_matcher, build_search
 from bot.app.routing import route_command
@@ -28,7 +30,7 @@ from bot.matching.ranking import MatchConfig
 from bot.model.case import LANGS, Case, Lang
 from bot.model.excerpt import Excerpt
 from bot.model.ids import canonical_id
-from bot.model.results import MatchResult, Reply
+from bot.model.results import MatchResult, Reply, ReviewRecord
 from bot.model.summary import CaseSummary
 from bot.ops.metrics import Metrics
 from bot.replies.messages import HELP, message
@@ -104,12 +106,14 @@ class IncidentService:
         metrics: Metrics | None = None,
         reviewers: frozenset[str] = frozenset(),
         example_retention: timedelta = timedelta(days=90),
+        case_id_prefix: str = "LOC",
     ) -> None:
         self._config = match_config or MatchConfig()
         self._state = _snapshot(library, self._config)
         self._swap = threading.Lock()
         self.examples = ExampleBook(storage, example_retention, reviewers, lambda: self.now())
         self._examples_seen: tuple[int, int] | None = None
+        self.drafts = Drafts(storage, case_id_prefix)
         self.storage = storage
         self.deadline_s = deadline_s
         self.noise_window = noise_window
@@ -175,11 +179,12 @@ class IncidentService:
         return [cases[cid] for cid in unique]
 
     def recent_cases(self, limit: int = 10) -> list[Case]:
-        """Newest first by review date, then case date."""
+        """Newest first by review date (the file's or a stored review's, the later), then case date."""
         library = self._state.library
+        stored = {cid: r.reviewed_at.date().isoformat() for cid, r in self.latest_reviews().items()}
 
         def key(summary: CaseSummary) -> tuple[str, str]:
-            return (summary.reviewed or "", summary.date or "")
+            return (max(summary.reviewed or "", stored.get(summary.id, "")), summary.date or "")
 
         newest = sorted(library.summaries.values(), key=key, reverse=True)[:limit]
         return [library.cases[summary.id] for summary in newest]
@@ -270,8 +275,10 @@ class IncidentService:
         user_id: str | None = None,
         channel_id: str | None = None,
         langs: Sequence[Lang] = ("en", "ko"),
+        reviewer: bool = False,
     ) -> Reply:
-        """Answer ``/incident <text>``: one entry point for Slack and the console. Never raises for input."""
+        """Answer ``/incident <text>``: one entry point for Slack and the console. Never raises for input.
+        ``reviewer``: the user may record reviews (``REVIEWERS``; the Slack handler resolves groups)."""
         body = text.strip()
         verb, rest = route_command(body)
         self.metrics.commands.labels(verb=verb).inc()
@@ -291,6 +298,11 @@ class IncidentService:
             return self._auto_reply(channel_id, rest.strip().lower(), langs)
         if verb == "digest":
             return self.digest_preview(langs)
+        if verb == "review":
+            if not reviewer or not user_id:
+                return _say("review.not_allowed", langs)
+            raw, _, note = rest.strip().partition(" ")
+            return self.review(raw, user_id, note, langs)
         if verb == "id":
             return self.lookup(body, langs)
         return self.render_match(self.match(body), langs, explicit=True)
@@ -299,7 +311,29 @@ class IncidentService:
         case = self.get_case(raw_id)
         if case is None:
             return unknown_id_reply(raw_id.strip(), self.suggest_ids(raw_id), langs)
-        return case_reply(case, langs)
+        return case_reply(case, langs, reviewed=self.latest_reviews().get(case.id))
+
+    def latest_reviews(self) -> dict[str, ReviewRecord]:
+        """The newest stored review per case ({} when storage cannot answer: the case files still do)."""
+        try:
+            return self.drafts.latest_reviews()
+        except StorageError as exc:
+            log.warning("reviews not read: %s", exc)
+            return {}
+
+    def review(self, raw_id: str, reviewer: str, note: str, langs: Sequence[Lang]) -> Reply:
+        """Record a review of a case (``/incident review``, ``incident-bot cases review``): refused with
+        the reason when the case is unknown or fails validation."""
+        case = self.get_case(raw_id) if raw_id else None
+        if case is None:
+            if not raw_id:
+                return _say("review.usage", langs)
+            return unknown_id_reply(raw_id, self.suggest_ids(raw_id), langs)
+        path = self.library.paths.get(case.id)
+        record, problems = self.drafts.review(case, Path(path) if path else None, reviewer, note, self.now())
+        if record is None:
+            return _say("review.refused", langs, id=case.id, reason=str(problems[0])[:300])
+        return _say("review.saved", langs, id=case.id, who=record.reviewer, when=f"{record.reviewed_at:%Y-%m-%d}")
 
     def _search_reply(self, words: str, langs: Sequence[Lang]) -> Reply:
         if not words.strip():
@@ -352,6 +386,13 @@ class IncidentService:
 
     # -- digest -------------------------------------------------------------------------------------
 
+    def digest_candidates(self) -> list[WithReview]:
+        """What may go into a digest: every case, reviewed at the later of its file's review date and its
+        stored reviews (the digest runner and the preview both read this)."""
+        stored = self.latest_reviews()
+        summaries = self._state.library.summaries.values()
+        return [WithReview(s, stored[s.id].reviewed_at if s.id in stored else None) for s in summaries]
+
     def digest_plan(self) -> DigestPlan:
         """The next digest: its period (in the digest's time zone) and the cases it will carry; the same
         answer the command line's ``digest --dry-run`` gives."""
@@ -359,7 +400,7 @@ class IncidentService:
         slot = latest_slot(self.digest_cron, self.digest_timezone, now)
         library = self._state.library
         return plan_next_digest(
-            library.summaries.values(),
+            self.digest_candidates(),
             self.storage.digested_case_ids(),
             self.storage.get_digest(period_key(slot)),
             cron=self.digest_cron,

@@ -75,6 +75,7 @@ def build_service(settings: Settings, storage: Storage | None = None, *, migrate
         remote_similar=_remote_similar(settings.library_api_url) if settings.library_api_url else None,
         reviewers=frozenset(user.strip() for user in settings.reviewers.split(",") if user.strip()),
         example_retention=timedelta(days=settings.example_retention_days),
+        case_id_prefix=settings.case_id_prefix.upper(),
     )
     if migrate:
         service.refresh_examples()

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 from bot.app.service import HELP_TEXT, IncidentService
 from bot.model.case import Lang
-from bot.model.results import Reply
+from bot.model.results import MatchResult, Reply
 
 BANNER = """\
 incident-bot console: {count} cases loaded from {cases}.
@@ -23,6 +23,9 @@ Console commands:
 :help                this help
 :lang en|ko|both     the same as /incident lang (saved for the console user)
 :json                show the Block Kit that Slack would get, or stop showing it
+:draft TITLE | SUMMARY   start a case draft from the last paste (its error lines become the proposed
+                     signatures); then `incident-bot cases draft export ID` and `cases review`
+:review ID [note]    record a review of a case as the console user (as /incident review does)
 :quit                leave (also Ctrl-D)
 
 Everything /incident does in Slack works here:
@@ -36,6 +39,7 @@ class Console:
         self.service = service
         self.write = write
         self.show_json = False
+        self.last: MatchResult | None = None
 
     def run(self, lines: Iterable[str]) -> None:
         """Consume input lines until they end or ``:quit``; never raises on bad input."""
@@ -75,6 +79,11 @@ class Console:
             self.write(f"Block Kit view {'on' if self.show_json else 'off'}.")
         elif verb == ":lang":
             self._answer(f"lang {rest.strip()}", command=True)
+        elif verb == ":draft":
+            self._draft(rest)
+        elif verb == ":review":
+            raw, _, note = rest.strip().partition(" ")
+            self._print(self.service.review(raw, CONSOLE_USER, note, self.langs))
         elif verb in {":help", ":h", ":?"}:
             self.write(CONSOLE_HELP + HELP_TEXT + "\n")
         else:
@@ -86,8 +95,27 @@ class Console:
         else:
             # Typed text is not Slack-encoded: "&lt;" in a console paste is literal.
             result = self.service.match(text, slack_encoded=False)
+            self.last = result
             reply = self.service.render_match(result, self.langs, explicit=True)
         self._print(reply)
+
+    def _draft(self, rest: str) -> None:
+        """A draft from the last paste: ``:draft title | summary``."""
+        if self.last is None:
+            self.write("Paste a log first (end it with an empty line), then :draft TITLE | SUMMARY.")
+            return
+        title, _, summary = rest.partition("|")
+        lines = self.service.examples.lines_of(self.last)
+        fields = self.service.drafts.from_result(self.last, lines, title.strip(), summary.strip())
+        outcome = self.service.drafts.submit(fields, CONSOLE_USER, "console", "", self.service.now())
+        if outcome.draft_id is None:
+            self.write("Not saved: " + "; ".join(f"{p.field}: {p.message}" for p in outcome.problems))
+            return
+        proposed = fields["signatures"].splitlines()
+        self.write(f"Saved draft D-{outcome.draft_id} with {len(proposed)} proposed signature(s):")
+        for line in proposed:
+            self.write(f"  {line}")
+        self.write(f"Export it: incident-bot cases draft export {outcome.draft_id}\n")
 
     def _print(self, reply: Reply) -> None:
         self.write(reply.plain)

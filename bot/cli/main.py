@@ -20,6 +20,7 @@ from bot.app.service import IncidentService
 from bot.cli.compose import build_service, build_services, load_cases, load_settings, snapshot_root
 from bot.cli.console import BANNER, Console
 from bot.cli.db_cmd import cmd_db
+from bot.cli.drafts_cmd import cmd_draft_export, cmd_drafts, cmd_review
 from bot.cli.examples_cmd import cmd_examples
 from bot.cli.inputs import read_file, read_stream
 from bot.cli.parser import Command
@@ -135,7 +136,7 @@ def _cmd_digest(args: argparse.Namespace) -> int:
         digest_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url),
         settings.digest_channel,
         DigestParams.from_settings(settings),
-        cases=lambda: list(service.library.summaries.values()),
+        cases=service.digest_candidates,
         lookup=lambda case_id: service.library.cases.get(case_id),
         clock=lambda: datetime.now(UTC),
     )
@@ -216,6 +217,9 @@ COMMANDS: dict[str, Command] = {
     "stats": cmd_stats,
     "db": cmd_db,
     "examples": cmd_examples,
+    "drafts": cmd_drafts,
+    "draft_export": cmd_draft_export,
+    "review": cmd_review,
 }
 
 

@@ -65,6 +65,34 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     validate.add_argument("dir", nargs="?", help="directory to check (default: the case directory in use)")
     validate.add_argument("--strict", action="store_true", help="warnings (a missing language...) fail too")
     validate.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)  # kept: now the default
+    _sub(
+        cases_sub,
+        "drafts",
+        commands["drafts"],
+        "list the case drafts started in Slack or the console",
+        "  incident-bot cases drafts\n",
+    )
+    draft = cases_sub.add_parser("draft", help="a case draft: export it as a case file", formatter_class=_formatter)
+    draft_sub = draft.add_subparsers(dest="draft_command", required=True, metavar="COMMAND")
+    export = _sub(
+        draft_sub,
+        "export",
+        commands["draft_export"],
+        "write a draft as a case file with the next free local id (CASE_ID_PREFIX, default LOC)",
+        "  incident-bot cases draft export 12\n  incident-bot cases draft export D-12 --dir my-cases/\n",
+    )
+    export.add_argument("id", help="the draft's id (12 or D-12)")
+    export.add_argument("--dir", help="where to write (default: the case directory in use)")
+    review = _sub(
+        cases_sub,
+        "review",
+        commands["review"],
+        "record a review of a case (refused when the case fails validation); the digest carries it",
+        "  incident-bot cases review LOC-0001 --by 'Jiwoo Park' --note 'checked against the thread'\n",
+    )
+    review.add_argument("id", help="the case id")
+    review.add_argument("--by", required=True, help="the reviewer's name")
+    review.add_argument("--note", help="a short note")
 
     show = _sub(
         sub,

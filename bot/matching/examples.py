@@ -63,6 +63,11 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+def looks_like_error(line: str) -> bool:
+    """Whether ``line`` reads like an error (not a progress or start-up line)."""
+    return _ERRORISH.search(line) is not None
+
+
 def redact(line: str, hosts: Iterable[str] = ()) -> str:
     """``line`` with credentials, e-mail addresses, IP addresses and host names replaced by placeholders:
     the hosts the paste names (``hosts``, from the suspects) and any fully qualified name."""

@@ -107,3 +107,28 @@ class ExampleRecord:
     created_at: datetime
     rejections: int = 0
     id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DraftRecord:
+    """A case draft started from a paste no case explained (``bot.app.drafts``): ``fields`` are what the
+    form held (titles, summaries, runbook text, proposed signatures, suspects)."""
+
+    author: str
+    channel: str
+    permalink: str
+    fields: dict[str, Any]
+    created_at: datetime
+    id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRecord:
+    """A review of a case: who, when, and an optional note. Stored, so it survives a read-only
+    ``CASES_DIR``, a sync and a restart, and every replica sees it."""
+
+    case_id: str
+    reviewer: str
+    reviewed_at: datetime
+    note: str = ""
+    id: int | None = None

@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     example_retention_days: int = Field(default=90, ge=1, le=3650, validation_alias="EXAMPLE_RETENTION_DAYS")
     # Slack user ids (comma-separated) whose confirmation alone makes an example decisive.
     reviewers: str = Field(default="", validation_alias="REVIEWERS")
+    case_id_prefix: str = Field(
+        default="LOC", min_length=1, max_length=10, pattern=r"^[A-Za-z]{1,10}$", validation_alias="CASE_ID_PREFIX"
+    )
     noise_window_minutes: int = Field(default=60, ge=0, validation_alias="NOISE_WINDOW_MINUTES")
     dedupe_ttl_seconds: int = Field(default=3600, ge=60, validation_alias="DEDUPE_TTL_SECONDS")
 

@@ -64,7 +64,7 @@ def _title(case: Case, lang: Lang) -> str:
     return case.title.get(lang) or case.title.get("en") or case.title.get("ko") or case.id
 
 
-def _words(evidence: Evidence, lang: Lang) -> str:
+def evidence_words(evidence: Evidence, lang: Lang) -> str:
     """What the line matched, in words: the signature's note, never a pattern."""
     if evidence.kind == "signature" and evidence.note:
         return evidence.note
@@ -109,7 +109,7 @@ def evidence(best: Match, lang: Lang) -> list[Line]:
         else label("line.end", lang).format(n=f"{-ev.line_no:,}")
     )
     line = ev.line if len(ev.line) <= 300 else ev.line[:299] + "…"
-    about = _words(ev, lang)
+    about = evidence_words(ev, lang)
     return [
         Line(
             f"> {escape_mrkdwn(line)}\n_{escape_mrkdwn(where)}{times} · {escape_mrkdwn(about)}_",

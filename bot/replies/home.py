@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bot.model.case import Case, Lang
+from bot.model.results import ReviewRecord
 from bot.replies.blocks import HOME_BLOCKS, case_title, context, cut, header, section
 from bot.replies.buttons import text
 from bot.replies.mrkdwn import escape_mrkdwn, link
@@ -55,7 +56,11 @@ def _home_line(case: Case, lang: Lang, suffix: str) -> str:
     return f"• {name} — {title}{suffix}"
 
 
-def _when(case: Case) -> str:
+def _when(case: Case, reviewed: ReviewRecord | None, lang: Lang) -> str:
+    """When (and by whom) the case was reviewed: the newest stored review, else the file's date."""
+    if reviewed is not None and (case.review.reviewed_at or "") <= reviewed.reviewed_at.isoformat():
+        said = text("reviewed", lang).format(who=reviewed.reviewer, when=f"{reviewed.reviewed_at:%Y-%m-%d}")
+        return f" ({escape_mrkdwn(cut(said, 80))})"
     when = case.review.reviewed_at or case.date
     return f" ({escape_mrkdwn(cut(when, 40))})" if when else ""
 
@@ -74,6 +79,7 @@ def build_home_view(
     most_matched: Sequence[tuple[Case, int]],
     feedback_summary: FeedbackSummary,
     langs: Sequence[Lang],
+    reviews: Mapping[str, ReviewRecord] | None = None,
 ) -> dict[str, Any]:
     """The Home tab (``views.publish``): recently reviewed cases, the cases matched most in the last 30
     days, and how often answers were judged helpful. At most :data:`HOME_LIST` cases per list, each
@@ -85,7 +91,8 @@ def build_home_view(
         context(escape_mrkdwn(text("home.intro", lang))),
         header(text("home.recent", lang)),
     ]
-    recent = [_home_line(c, lang, _when(c)) for c in recent_cases[:HOME_LIST]]
+    stored = reviews or {}
+    recent = [_home_line(c, lang, _when(c, stored.get(c.id), lang)) for c in recent_cases[:HOME_LIST]]
     blocks.append(_list_section(recent, len(recent_cases), lang))
     blocks += [{"type": "divider"}, header(text("home.matched", lang))]
     matched = [

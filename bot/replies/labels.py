@@ -139,6 +139,7 @@ LABELS.update(
         "runbook": {"en": "Next time: what to do", "ko": "다음에 할 일"},
         "remediation.then": {"en": "What was done then", "ko": "당시 조치"},
         "assumes": {"en": "Assumes", "ko": "전제"},
+        "reviewed": {"en": "Reviewed by {who} on {when}", "ko": "{when} {who} 검토"},
         "details.none": {
             "en": "This case is no longer in the library.",
             "ko": "이 사례는 더 이상 라이브러리에 없습니다.",

@@ -16,6 +16,7 @@ HELP: dict[Lang, str] = {
 /incident lang en|ko|both    which language comes first in answers (both: follow your Slack locale)
 /incident auto off|on        automatic replies to pasted errors in this channel
 /incident digest             preview the next weekly digest
+/incident review ID [note]   record a review of a case (reviewers only); the digest carries it
 /incident <pasted error>     match an error or stack trace against the library
 Paste a log in a channel the bot is in and it answers in the thread when it recognises the failure.\
 """,
@@ -27,6 +28,7 @@ Paste a log in a channel the bot is in and it answers in the thread when it reco
 /incident lang en|ko|both    답변에서 먼저 보일 언어 (both: Slack 언어 설정을 따름)
 /incident auto off|on        이 채널에 붙여 넣은 오류에 자동으로 답할지
 /incident digest             다음 주간 요약 미리 보기
+/incident review ID [메모]   사례 검토 기록 (검토자만), 주간 요약에 실림
 /incident <붙여 넣은 오류>   오류나 스택 트레이스를 라이브러리와 대조
 봇이 있는 채널에 로그를 붙여 넣으면, 아는 장애일 때 스레드에 답합니다.\
 """,
@@ -56,6 +58,19 @@ MESSAGES: dict[str, dict[Lang, str]] = {
     "lang.saved_both": {
         "en": "Saved: answers follow your Slack language, with both languages shown.",
         "ko": "저장했습니다: 답변은 Slack 언어 설정을 따르고 두 언어를 모두 보여 줍니다.",
+    },
+    "review.usage": {"en": "Usage: /incident review ID [note]", "ko": "사용법: /incident review ID [메모]"},
+    "review.not_allowed": {
+        "en": "Only the reviewers listed in REVIEWERS may record a review.",
+        "ko": "REVIEWERS 에 등록된 검토자만 검토를 기록할 수 있습니다.",
+    },
+    "review.refused": {
+        "en": "{id} was not marked reviewed: it fails validation ({reason}).",
+        "ko": "{id} 는 검증을 통과하지 못해 검토로 기록하지 않았습니다({reason}).",
+    },
+    "review.saved": {
+        "en": "{id} reviewed by {who} on {when}: the next weekly digest will carry it.",
+        "ko": "{id} 를 {who} 가 {when} 에 검토했습니다. 다음 주간 요약에 실립니다.",
     },
     "auto.usage": {"en": "Usage: /incident auto off|on", "ko": "사용법: /incident auto off|on"},
     "auto.no_channel": {

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.model.case import Case, Lang, Localized
-from bot.model.results import Button, Match, MatchResult, Reply, SuspectInfo
+from bot.model.results import Button, Match, MatchResult, Reply, ReviewRecord, SuspectInfo
 from bot.replies.blocks import context
-from bot.replies.first import fill_command, first_reply_lines
+from bot.replies.first import evidence_words, fill_command, first_reply_lines
 from bot.replies.labels import TIER_TEXT, label
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link, truncate
 
@@ -138,7 +138,11 @@ def _short_url(url: str) -> str:
 
 
 def case_reply(
-    case: Case, langs: Sequence[Lang], buttons: Sequence[Button] = (), fills: dict[str, str] | None = None
+    case: Case,
+    langs: Sequence[Lang],
+    buttons: Sequence[Button] = (),
+    fills: dict[str, str] | None = None,
+    reviewed: ReviewRecord | None = None,
 ) -> Reply:
     """The full case: header, title, summary, the runbook (commands filled from ``fills``), what was done
     then, lessons, components, sources."""
@@ -154,9 +158,24 @@ def case_reply(
     meta = _meta_line(case, langs)
     if meta:
         doc.add(escape_mrkdwn(meta), meta, "context")
+    review = _review_line(case, reviewed, langs[0])
+    if review:
+        doc.add(escape_mrkdwn(review), review, "context")
     _sources(doc, case, langs)
     fallback = f"{case.id}: {_title_line(case, langs[0])[1]}"
     return _finish(doc, fallback, buttons, case_ids=[case.id])
+
+
+def _review_line(case: Case, reviewed: ReviewRecord | None, lang: Lang) -> str:
+    """Who reviewed the case and when: the newest stored review, else the file's own review fields."""
+    if reviewed is not None:
+        note = f" — {_one_line(reviewed.note, 200)}" if reviewed.note else ""
+        when = f"{reviewed.reviewed_at:%Y-%m-%d}"
+        return label("reviewed", lang).format(who=reviewed.reviewer, when=when) + note
+    if case.review.reviewed_at:
+        who = case.review.reviewed_by or "?"
+        return label("reviewed", lang).format(who=who, when=case.review.reviewed_at[:10])
+    return ""
 
 
 def _meta_line(case: Case, langs: Sequence[Lang]) -> str:
@@ -176,9 +195,10 @@ def _evidence_part(match: Match, lang: Lang) -> tuple[str, str]:
     for ev in match.evidence[:2]:
         times = f" (×{ev.count})" if ev.count > 1 else ""
         md_lines.append(f"> {escape_mrkdwn(ev.line)}")
-        md_lines.append(f"_{line_label(ev.line_no)}{times} · matched_ `{escape_mrkdwn(_one_line(ev.matched, 150))}`")
+        about = _one_line(evidence_words(ev, lang), 150)  # in words, never a pattern
+        md_lines.append(f"_{line_label(ev.line_no)}{times} · {escape_mrkdwn(about)}_")
         plain_lines.append(f"  > {ev.line}")
-        plain_lines.append(f"    {line_label(ev.line_no)}{times}, matched: {_one_line(ev.matched, 150)}")
+        plain_lines.append(f"    {line_label(ev.line_no)}{times} · {about}")
     return f"*{heading}*\n" + "\n".join(md_lines), f"{heading}\n" + "\n".join(plain_lines)
 
 
@@ -273,8 +293,9 @@ def _no_match_reply(result: MatchResult, langs: Sequence[Lang]) -> Reply:
         plain = "\n".join(_pointer_plain(m, lang) for m in result.matches[:3])
         doc.add(f"*{heading}*\n{md}", f"{heading}\n{plain}")
         for match in result.matches[:1]:
-            ev_md, ev_plain = _evidence_part(match, lang)
-            doc.add(ev_md, ev_plain)
+            if match.evidence:
+                ev_md, ev_plain = _evidence_part(match, lang)
+                doc.add(ev_md, ev_plain)
     _notes(doc, result, lang)
     return _finish(doc, headline[lang], (), case_ids=[m.case_id for m in result.matches[:3]])
 

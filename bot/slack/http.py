@@ -94,9 +94,20 @@ def _parses(body: bytes, content_type: str) -> bool:
             return isinstance(json.loads(text), dict)
         form = parse_qs(text, keep_blank_values=True, max_num_fields=200)
         payload = form.get("payload")
-        return payload is None or isinstance(json.loads(payload[0]), dict)
+        return payload is None or _shaped(json.loads(payload[0]))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return False
+
+
+def _shaped(payload: object) -> bool:
+    """An interactive payload Bolt can route: an object, and a view event's ``view`` an object with a type
+    (Bolt reads ``view.type`` before any listener runs)."""
+    if not isinstance(payload, dict):
+        return False
+    if payload.get("type") in {"view_submission", "view_closed"}:
+        view = payload.get("view")
+        return isinstance(view, dict) and isinstance(view.get("type"), str)
+    return True
 
 
 def check_request(verifier: SignatureVerifier, body: bytes, headers: Mapping[str, str]) -> web.Response | None:

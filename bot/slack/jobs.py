@@ -59,7 +59,7 @@ def build_digest_schedule(settings: Settings, service: IncidentService) -> Diges
         digest_client(settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url),
         settings.digest_channel,
         DigestParams.from_settings(settings),
-        cases=lambda: list(service.library.summaries.values()),
+        cases=service.digest_candidates,
         lookup=lambda case_id: service.library.cases.get(case_id),
         clock=service.now,
         metrics=service.metrics,

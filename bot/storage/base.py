@@ -14,15 +14,17 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 from bot.model.case import LangPref
-from bot.model.results import ExampleRecord, Vote
+from bot.model.results import DraftRecord, ExampleRecord, ReviewRecord, Vote
 
 __all__ = [
     "DigestClaim",
     "DigestEntry",
+    "DraftRecord",
     "ExampleRecord",
     "FeedbackCount",
     "LangPref",
     "ReplyRecord",
+    "ReviewRecord",
     "Storage",
     "StorageError",
     "StorageMisconfigured",
@@ -166,6 +168,21 @@ class Storage(Protocol):
 
     def purge_examples(self, before: datetime) -> int:
         """Delete examples created before ``before`` (retention); returns how many."""
+
+    # drafts and reviews ------------------------------------------------------------------------------
+    def add_draft(self, draft: DraftRecord) -> int:
+        """Store a draft; returns its id."""
+
+    def get_draft(self, draft_id: int) -> DraftRecord | None: ...
+
+    def list_drafts(self) -> list[DraftRecord]:
+        """Every draft, newest first."""
+
+    def add_review(self, review: ReviewRecord) -> int:
+        """Store a review; returns its id."""
+
+    def list_reviews(self, case_id: str | None = None) -> list[ReviewRecord]:
+        """Reviews (of one case), oldest first."""
 
     # digest ledger ------------------------------------------------------------------------------------
     def digested_case_ids(self) -> set[str]:

@@ -9,7 +9,17 @@ import threading
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from bot.storage.base import DigestClaim, DigestEntry, ExampleRecord, FeedbackCount, LangPref, ReplyRecord, Vote
+from bot.storage.base import (
+    DigestClaim,
+    DigestEntry,
+    DraftRecord,
+    ExampleRecord,
+    FeedbackCount,
+    LangPref,
+    ReplyRecord,
+    ReviewRecord,
+    Vote,
+)
 
 
 class MemoryStorage:
@@ -25,6 +35,8 @@ class MemoryStorage:
         self._digests: dict[str, DigestEntry] = {}
         self._examples: dict[tuple[str, str, str], ExampleRecord] = {}
         self._example_ids = 0
+        self._drafts: list[DraftRecord] = []
+        self._reviews: list[ReviewRecord] = []
 
     def migrate(self) -> None:
         return None
@@ -145,6 +157,26 @@ class MemoryStorage:
             for key in old:
                 del self._examples[key]
             return len(old)
+
+    def add_draft(self, draft: DraftRecord) -> int:
+        with self._lock:
+            self._drafts.append(replace(draft, id=len(self._drafts) + 1))
+            return len(self._drafts)
+
+    def get_draft(self, draft_id: int) -> DraftRecord | None:
+        return self._drafts[draft_id - 1] if 0 < draft_id <= len(self._drafts) else None
+
+    def list_drafts(self) -> list[DraftRecord]:
+        return list(reversed(self._drafts))
+
+    def add_review(self, review: ReviewRecord) -> int:
+        with self._lock:
+            self._reviews.append(replace(review, id=len(self._reviews) + 1))
+            return len(self._reviews)
+
+    def list_reviews(self, case_id: str | None = None) -> list[ReviewRecord]:
+        found = [r for r in self._reviews if case_id in (None, r.case_id)]
+        return sorted(found, key=lambda r: (r.reviewed_at, r.id or 0))
 
     def digested_case_ids(self) -> set[str]:
         return {case_id for entry in self._digests.values() for case_id in entry.case_ids}

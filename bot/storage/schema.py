@@ -135,3 +135,29 @@ examples = Table(
     Index("examples_created", "created_at"),
     sqlite_autoincrement=True,
 )
+
+# Case drafts started in Slack or the console (``bot.app.drafts``).
+drafts = Table(
+    "drafts",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("author", Text, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("permalink", Text, nullable=False),
+    Column("fields", IdList, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    sqlite_autoincrement=True,
+)
+
+# Reviews of cases (``incident-bot cases review``, ``/incident review``): the digest's "newly reviewed".
+reviews = Table(
+    "reviews",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("case_id", Text, nullable=False),
+    Column("reviewer", Text, nullable=False),
+    Column("reviewed_at", UtcDateTime, nullable=False),
+    Column("note", Text, nullable=False),
+    Index("reviews_case", "case_id", "reviewed_at"),
+    sqlite_autoincrement=True,
+)

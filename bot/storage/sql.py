@@ -18,15 +18,27 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.storage.base import (
     DigestClaim,
     DigestEntry,
+    DraftRecord,
     ExampleRecord,
     FeedbackCount,
     LangPref,
     ReplyRecord,
+    ReviewRecord,
     Vote,
     line_key,
 )
 from bot.storage.dialects import IMMEDIATE, insert_for, make_engine, storage_error
-from bot.storage.schema import channel_prefs, digests, events, examples, feedback, replies, user_prefs
+from bot.storage.schema import (
+    channel_prefs,
+    digests,
+    drafts,
+    events,
+    examples,
+    feedback,
+    replies,
+    reviews,
+    user_prefs,
+)
 
 _PURGE_EVERY = 100
 
@@ -290,6 +302,52 @@ class SqlStorage:
     def purge_examples(self, before: datetime) -> int:
         with self._write() as conn:
             return int(conn.execute(examples.delete().where(examples.c.created_at < before)).rowcount or 0)
+
+    # drafts and reviews ------------------------------------------------------------------------------
+    def _insert_row(self, table: Any, values: dict[str, Any]) -> int:
+        with self._write() as conn:
+            found = conn.execute(table.insert().values(**values).returning(table.c.id)).first()
+        assert found is not None  # INSERT ... RETURNING always returns the row
+        return int(found[0])
+
+    def add_draft(self, draft: DraftRecord) -> int:
+        values = {
+            "author": draft.author,
+            "channel": draft.channel,
+            "permalink": draft.permalink,
+            "fields": draft.fields,
+            "created_at": draft.created_at,
+        }
+        return self._insert_row(drafts, values)
+
+    @staticmethod
+    def _draft(row: Row[Any]) -> DraftRecord:
+        return DraftRecord(row.author, row.channel, row.permalink, dict(row.fields), row.created_at, int(row.id))
+
+    def get_draft(self, draft_id: int) -> DraftRecord | None:
+        rows = self._rows(select(drafts).where(drafts.c.id == draft_id))
+        return self._draft(rows[0]) if rows else None
+
+    def list_drafts(self) -> list[DraftRecord]:
+        return [self._draft(row) for row in self._rows(select(drafts).order_by(drafts.c.id.desc()))]
+
+    def add_review(self, review: ReviewRecord) -> int:
+        values = {
+            "case_id": review.case_id,
+            "reviewer": review.reviewer,
+            "reviewed_at": review.reviewed_at,
+            "note": review.note,
+        }
+        return self._insert_row(reviews, values)
+
+    def list_reviews(self, case_id: str | None = None) -> list[ReviewRecord]:
+        statement = select(reviews).order_by(reviews.c.reviewed_at, reviews.c.id)
+        if case_id is not None:
+            statement = statement.where(reviews.c.case_id == case_id)
+        return [
+            ReviewRecord(row.case_id, row.reviewer, row.reviewed_at, row.note, int(row.id))
+            for row in self._rows(statement)
+        ]
 
     # digest ledger ------------------------------------------------------------------------------------
     @staticmethod

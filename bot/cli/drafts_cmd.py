@@ -1,0 +1,67 @@
+"""``incident-bot cases drafts``, ``cases draft export ID`` and ``cases review ID``: the draft and review
+loop from the command line (the same use cases Slack and the console call)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from bot.app.service import IncidentService
+from bot.cli.compose import build_service, load_settings
+from bot.ops.settings import Settings
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {"CASES_DIR": args.cases} if getattr(args, "cases", None) else {}
+    return load_settings(overrides)
+
+
+def _service(args: argparse.Namespace) -> IncidentService:
+    return build_service(_settings(args))
+
+
+def cmd_drafts(args: argparse.Namespace) -> int:
+    service = _service(args)
+    try:
+        drafts = service.storage.list_drafts()
+    finally:
+        service.storage.close()
+    if not drafts:
+        print("No drafts. Start one from an answer that found no case (Start a case draft), or :draft in the console.")
+        return 0
+    for draft in drafts:
+        title = draft.fields.get("title_en") or draft.fields.get("title_ko") or "(no title)"
+        where = f" · {draft.permalink}" if draft.permalink else ""
+        print(f"D-{draft.id}  {draft.created_at:%Y-%m-%d %H:%M}  by {draft.author}{where}\n    {title}")
+    return 0
+
+
+def cmd_draft_export(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    service = build_service(settings)
+    directory = Path(args.dir) if args.dir else Path(settings.cases_dir)
+    try:
+        raw = str(args.id).upper().removeprefix("D-")
+        if not raw.isdigit():
+            print(f"incident-bot: {args.id[:40]!r} is not a draft id (D-12 or 12)")
+            return 2
+        path, case_id = service.drafts.export(int(raw), directory, list(service.library.cases))
+    except LookupError as exc:
+        print(f"incident-bot: {exc}; `incident-bot cases drafts` lists them")
+        return 1
+    finally:
+        service.storage.close()
+    print(f"wrote {path} as {case_id}; check it with `incident-bot cases validate {directory}`")
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    service = _service(args)
+    try:
+        reply = service.review(args.id, args.by, args.note or "", ("en", "ko"))
+    finally:
+        service.storage.close()
+    first = reply.plain.split("\n\n", 1)[0]
+    print(first)
+    return 0 if "reviewed by" in first else 1

@@ -1,0 +1,284 @@
+"""Unanswered pastes become case drafts; reviews reach the digest.
+
+End to end over signed Slack requests and the fake Web API, on SQLite and PostgreSQL: a paste no case
+explains → "Start a case draft" → ``views.open`` then ``views.update`` → ``view_submission`` → the draft is
+stored and announced → exported as a case file that validates → reviewed by a reviewer (a non-reviewer is
+refused) → the next digest names it, once. Hostile submissions store nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from slack_harness import HarnessSlack, SlackHarness, harness_settings
+from test_slack_interactive import _interaction, buttons
+
+from bot.app.service import IncidentService
+from bot.cli.main import main
+from bot.library.case_store import CaseLibrary, load_library
+from bot.library.drafts import draft_problems, next_local_id, propose_signatures
+from bot.library.review import review_library
+from bot.ops.settings import BUNDLED_CASES
+from bot.replies.drafts import ACTION_DRAFT, DRAFT_CALLBACK
+from bot.storage import Storage
+
+UNKNOWN = (
+    "Nov 30 02:11:09 gpu-b07 fabricd[311]: FATAL: NVSwitch tray 4 lost heartbeat, partition 9 torn down "
+    "after 3 retries\nRuntimeError: NCCL communicator 17 aborted: NVSwitch partition torn down\n"
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        # A Monday 10:00 KST, an hour after the digest slot (DIGEST_CRON: Mondays 09:00 Asia/Seoul).
+        self.value = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.value
+
+
+@pytest.fixture
+async def loop(
+    fake: HarnessSlack, storage: Storage, library: CaseLibrary, tmp_path: Path
+) -> AsyncIterator[tuple[SlackHarness, Clock, Path]]:
+    clock = Clock()
+    cases = tmp_path / "cases"
+    shutil.copytree(BUNDLED_CASES, cases)
+    fake.usergroups["S0REVIEW"] = ["U8"]
+    service = IncidentService(library, storage, deadline_s=20.0, now=clock, reviewers=frozenset({"U7", "S0REVIEW"}))
+    async with SlackHarness(fake, service, harness_settings(fake, CASES_DIR=str(cases))) as h:
+        yield h, clock, cases
+
+
+async def no_match_answer(h: SlackHarness, text: str = UNKNOWN, user: str = "U1") -> dict[str, Any]:
+    _, url = await h.command(text, user_id=user)
+    await h.settle()
+    [answer] = h.hook_calls(url)
+    body: dict[str, Any] = answer.body
+    return body
+
+
+async def open_form(h: SlackHarness, answer: dict[str, Any], user: str = "U1") -> dict[str, Any]:
+    """Click "Start a case draft"; the form as views.update left it."""
+    value = buttons(answer["blocks"])[ACTION_DRAFT]
+    before = len(h.fake.calls("views.update"))
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user, "username": "someone", "team_id": "T1"},
+        "container": {"type": "message", "message_ts": "1.2", "channel_id": "C1", "is_ephemeral": True},
+        "trigger_id": "13345224609.738474920.8088930838d88f008e0",
+        "channel": {"id": "C1", "name": "gpu-incidents"},
+        "actions": [{"action_id": ACTION_DRAFT, "block_id": "b1", "value": value, "type": "button"}],
+    }
+    await _interaction(h, payload)
+    await h.wait_for(lambda: len(h.fake.calls("views.update")) > before)
+    [opened] = h.fake.calls("views.open")[-1:]
+    assert opened.body["trigger_id"] == payload["trigger_id"]
+    loading = json.loads(opened.body["view"]) if isinstance(opened.body["view"], str) else opened.body["view"]
+    assert loading["callback_id"] == DRAFT_CALLBACK and "Reading" in json.dumps(loading)
+    update = h.fake.calls("views.update")[-1].body
+    view = json.loads(update["view"]) if isinstance(update["view"], str) else update["view"]
+    assert update["view_id"] in h.fake.modals  # the view views.open made
+    return dict(view)
+
+
+async def submit(h: SlackHarness, view: dict[str, Any], fields: dict[str, str], user: str = "U1") -> dict[str, Any]:
+    """A ``view_submission`` of ``view`` with ``fields``; the ack's JSON body ({} when it closed the form)."""
+    values = {name: {name: {"type": "plain_text_input", "value": value}} for name, value in fields.items()}
+    payload = {
+        "type": "view_submission",
+        "user": {"id": user, "username": "someone", "team_id": "T1"},
+        "view": {
+            "id": "V1",
+            "type": "modal",
+            "callback_id": view["callback_id"],
+            "private_metadata": view.get("private_metadata", ""),
+            "state": {"values": values},
+        },
+    }
+    response, _ = await _interaction(h, payload)
+    await h.settle()
+    return dict(response.json()) if response.content else {}
+
+
+FORM = {
+    "title_en": "NVSwitch partition torn down",
+    "title_ko": "NVSwitch 파티션 해제",
+    "summary_en": "The fabric daemon tore down a partition after losing an NVSwitch tray.",
+    "summary_ko": "fabric 데몬이 NVSwitch 트레이를 잃고 파티션을 해제했다.",
+    "runbook_en": "Check the fabric daemon's log on the node.\nVerify the partition is back.",
+    "runbook_ko": "노드에서 fabric 데몬 로그를 확인한다.\n파티션이 돌아왔는지 확인한다.",
+}
+
+
+async def test_a_paste_becomes_a_draft_a_case_a_review_and_a_digest(
+    loop: tuple[SlackHarness, Clock, Path], tmp_path: Path
+) -> None:
+    h, clock, cases = loop
+    answer = await no_match_answer(h)
+    assert "No known case fits" in json.dumps(answer) and ACTION_DRAFT in buttons(answer["blocks"])
+    view = await open_form(h, answer)
+    proposed = next(b for b in view["blocks"] if b.get("block_id") == "signatures")["element"]["initial_value"]
+    assert proposed.splitlines()[0].startswith("re:FATAL: NVSwitch tray \\d{1,20} lost heartbeat")
+    assert "gpu-b07" not in json.dumps(view)  # hosts are redacted before anything is proposed
+    ack = await submit(h, view, {**FORM, "signatures": proposed})
+    assert ack == {}
+    [draft] = h.service.storage.list_drafts()
+    assert draft.author == "U1" and draft.fields["title_en"] == FORM["title_en"]
+    [note] = h.fake.calls("chat.postEphemeral")[-1:]
+    assert f"D-{draft.id}" in note.body["text"]
+    # Export: a case file with the next local id that validates (a missing gist is only a warning).
+    assert draft.id is not None
+    path, case_id = h.service.drafts.export(draft.id, cases, list(h.service.library.cases))
+    assert case_id == "LOC-0001" and path == cases / "LOC-0001.json"
+    fresh = load_library(cases)
+    assert not fresh.errors and not [p for p in review_library(fresh) if p.severity == "error"]
+    h.service.reload(fresh)
+    assert h.service.match(UNKNOWN.replace("tray 4", "tray 2")).best.case_id == "LOC-0001"  # type: ignore[union-attr]
+    # A non-reviewer is refused; a reviewer (by user id, or through a user group) records the review.
+    refused = await no_match_answer(h, "review LOC-0001 looks right", user="U2")
+    assert "Only the reviewers listed in REVIEWERS" in json.dumps(refused)
+    assert h.service.storage.list_reviews() == []
+    clock.value += timedelta(hours=1)
+    saved = await no_match_answer(h, "review LOC-0001 checked against the thread", user="U8")
+    assert "LOC-0001 reviewed by U8" in json.dumps(saved)
+    [review] = h.service.storage.list_reviews("LOC-0001")
+    assert review.note == "checked against the thread"
+    shown = await no_match_answer(h, "LOC-0001", user="U3")
+    assert "Reviewed by U8 on 2026-11-30" in json.dumps(shown)
+    # The next digest (Monday 7 December, 09:00 KST) names it; once done, never again.
+    clock.value = datetime(2026, 12, 7, 1, 0, tzinfo=UTC)
+    plan = h.service.digest_plan()
+    assert plan.due and [c.id for c in plan.cases] == ["LOC-0001"]
+    storage = h.service.storage
+    claim = storage.claim_digest(plan.key, "test", clock(), 600)
+    assert claim is not None
+    storage.record_digest_cases(plan.key, "test", ("LOC-0001",))
+    assert storage.complete_digest(plan.key, "test", ("1.1",), clock())
+    clock.value = datetime(2026, 12, 14, 1, 0, tzinfo=UTC)
+    assert "LOC-0001" not in [c.id for c in h.service.digest_plan().cases]
+
+
+async def test_hostile_submissions_store_nothing(loop: tuple[SlackHarness, Clock, Path]) -> None:
+    h, _, _ = loop
+    view = await open_form(h, await no_match_answer(h))
+    metadata = json.loads(view["private_metadata"])
+    forged = {**view, "private_metadata": json.dumps({**metadata, "c": "C999"})}
+    for bad_view, user in [(forged, "U1"), (view, "U2"), ({**view, "private_metadata": "{"}, "U1")]:
+        # another channel, another user's form, metadata that is not ours
+        ack = await submit(h, bad_view, FORM, user=user)
+        assert ack["response_action"] == "errors" and "not yours" in json.dumps(ack)
+    cases = [
+        ({**FORM, "signatures": "re:(unclosed"}, "signatures"),
+        ({**FORM, "signatures": "saving checkpoint at iteration"}, "signatures"),  # healthy training chatter
+        ({**FORM, "title_en": "x" * 5000}, "title_en"),
+        ({**FORM, "title_en": "", "title_ko": ""}, "title_en"),
+    ]
+    for fields, block in cases:
+        ack = await submit(h, view, fields)
+        assert ack["response_action"] == "errors" and block in ack["errors"], (fields, ack)
+    assert h.service.storage.list_drafts() == []
+    # Markup in every field is stored as written and echoed escaped.
+    hostile = {name: "<!channel> <@U123> <https://evil.example|x>" for name in FORM}
+    ack = await submit(h, view, {**hostile, "signatures": ""})
+    assert ack == {}
+    text = h.fake.calls("chat.postEphemeral")[-1].body["text"]
+    assert "<!channel>" not in text and "&lt;!channel&gt;" in text and "<https://evil" not in text
+
+
+async def test_a_megabyte_paste_still_opens_a_bounded_form(loop: tuple[SlackHarness, Clock, Path]) -> None:
+    h, _, _ = loop
+    big = ("unexpected fabric fault code 0x1f on tray 3, retrying\n" * 20_000)[: 1 << 20]
+    answer = await no_match_answer(h, UNKNOWN + big)
+    value = buttons(answer["blocks"])[ACTION_DRAFT]
+    assert len(value) <= 2000
+    view = await open_form(h, answer)
+    assert len(json.dumps(view)) < 20_000 and len(view["private_metadata"]) <= 3000
+
+
+# -- pure parts ---------------------------------------------------------------------------------------------
+
+
+def test_proposals_drop_prefixes_free_numbers_and_pass_the_signature_checks() -> None:
+    lines = [
+        "2026-11-30T02:11:09Z <host> fabricd[311]: FATAL: NVSwitch tray 4 lost heartbeat",
+        "[rank3]: RuntimeError: NCCL communicator 17 aborted",
+        "ok thanks",
+        "Saving checkpoint to /ckpt/step_100",
+    ]
+    proposed = propose_signatures(lines)
+    assert proposed == [
+        r"re:RuntimeError: NCCL communicator \d{1,20} aborted",  # the most literal text first
+        r"re:FATAL: NVSwitch tray \d{1,20} lost heartbeat",
+    ]
+    assert not any("ok thanks" in p or "Saving checkpoint" in p for p in proposed)
+
+
+def test_draft_problems_name_the_line() -> None:
+    problems = draft_problems({"title_en": "t", "summary_en": "s", "signatures": "a fine line about NVSwitch\nre:(a"})
+    assert [p.field for p in problems] == ["signatures (line 2)"]
+
+
+def test_the_next_local_id_skips_every_taken_one() -> None:
+    assert next_local_id(["IL-0427", "LOC-0002", "loc-7", "PUB-0009"], "LOC") == "LOC-0008"
+    assert next_local_id([], "loc") == "LOC-0001"
+
+
+def test_cli_drafts_export_and_review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    cases = tmp_path / "cases"
+    shutil.copytree(BUNDLED_CASES, cases)
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CASES_DIR", str(cases))
+    monkeypatch.chdir(tmp_path)
+    assert main(["cases", "drafts"]) == 0
+    assert "No drafts" in capsys.readouterr().out
+    from bot.cli.compose import build_service, load_settings
+
+    service = build_service(load_settings({}))
+    outcome = service.drafts.submit(
+        {**FORM, "signatures": "!FATAL: NVSwitch tray lost heartbeat"}, "console", "console", "", service.now()
+    )
+    service.storage.close()
+    assert outcome.draft_id == 1
+    assert main(["cases", "drafts"]) == 0
+    assert "D-1" in capsys.readouterr().out
+    assert main(["cases", "draft", "export", "D-1"]) == 0
+    assert (cases / "LOC-0001.json").exists()
+    assert main(["cases", "validate", str(cases)]) == 0
+    capsys.readouterr()
+    (cases / "PUB-0009.json").write_text("{ broken", encoding="utf-8")
+    assert main(["cases", "review", "PUB-0009", "--by", "Jiwoo"]) == 1  # not in the library: refused
+    assert main(["cases", "review", "LOC-0001", "--by", "Jiwoo", "--note", "ok"]) == 0
+    assert "LOC-0001 reviewed by Jiwoo" in capsys.readouterr().out
+
+
+def test_app_home_shows_who_reviewed_a_case(library: CaseLibrary) -> None:
+    from bot.model.results import ReviewRecord
+    from bot.replies.home import FeedbackSummary, build_home_view
+
+    case = library.cases["IL-0427"]
+    review = ReviewRecord("IL-0427", "U8", datetime(2026, 11, 30, tzinfo=UTC), "ok")
+    view = build_home_view([case], [], FeedbackSummary(()), ("en", "ko"), {"IL-0427": review})
+    assert "Reviewed by U8 on 2026-11-30" in json.dumps(view)
+
+
+def test_the_console_starts_a_draft_from_the_last_paste(tmp_path: Path, library: CaseLibrary) -> None:
+    from bot.cli.console import Console
+    from bot.storage.memory import MemoryStorage
+
+    out: list[str] = []
+    service = IncidentService(library, MemoryStorage())
+    console = Console(service, out.append)
+    console.run([":draft too early", *UNKNOWN.splitlines(), "", ":draft NVSwitch torn down | it tore down", ":quit"])
+    text = "\n".join(out)
+    assert "Paste a log first" in text and "Saved draft D-1 with 2 proposed signature(s)" in text
+    [draft] = service.storage.list_drafts()
+    assert draft.fields["title_en"] == "NVSwitch torn down" and "gpu-b07" not in json.dumps(draft.fields)
