@@ -27,7 +27,8 @@ ALLOWED: dict[str, set[str]] = {
     "app": {"model", "ops", "matching", "replies", "storage", "library", "digest"},
     "handlers": {"model", "ops", "replies", "app"},
     "slack": {"model", "ops", "replies", "storage", "library", "digest", "app", "handlers"},
-    "cli": {"model", "ops", "matching", "replies", "storage", "library", "digest", "app", "slack", "handlers"},
+    "mcp": {"model", "ops", "replies", "storage", "library", "app"},
+    "cli": {"model", "ops", "matching", "replies", "storage", "library", "digest", "app", "slack", "handlers", "mcp"},
 }
 # Pure: values in, values out. No files, network, clock, environment, randomness or threads.
 PURE_PACKAGES = {"model", "matching", "replies"}

@@ -22,12 +22,14 @@ from bot.app.examples import ExampleBook
 from bot.app.indexes import build_matcher, build_search
 from bot.app.routing import route_command
 from bot.app.search import CaseSearch, search_cases
+from bot.app.topics import TopicPage, search_reply, topic_page, topic_reply, topics_reply
 from bot.digest.content import latest_slot, period_key
 from bot.digest.plan import DigestPlan, plan_next_digest
 from bot.library.case_store import CaseLibrary
+from bot.library.topics import Vocabulary
 from bot.matching.matcher import Matcher
 from bot.matching.ranking import MatchConfig
-from bot.model.case import LANGS, Case, Lang
+from bot.model.case import Case, Lang
 from bot.model.excerpt import Excerpt
 from bot.model.ids import canonical_id
 from bot.model.results import MatchResult, Reply, ReviewRecord
@@ -36,10 +38,12 @@ from bot.ops.metrics import Metrics
 from bot.replies.messages import HELP, message
 from bot.replies.render import (
     bilingual_reply,
+    both,
     case_list_reply,
     case_reply,
     match_reply,
     message_reply,
+    say,
     unknown_id_reply,
 )
 from bot.storage.base import LangPref, ReplyRecord, Storage, StorageError
@@ -71,15 +75,6 @@ def langs_for(pref: LangPref | None, locale: str | None) -> tuple[Lang, Lang]:
     if locale and locale.lower().startswith("ko"):
         return ("ko", "en")
     return ("en", "ko")
-
-
-def _say(key: str, langs: Sequence[Lang], **values: str) -> Reply:
-    """The fixed message ``key`` in the reader's language, the other under it."""
-    return bilingual_reply({lang: message(key, lang, **values) for lang in LANGS}, langs)
-
-
-def _both(key: str, langs: Sequence[Lang]) -> str:
-    return " / ".join(message(key, lang) for lang in langs)
 
 
 def _jaccard(a: Sequence[str], b: Sequence[str]) -> float:
@@ -114,6 +109,7 @@ class IncidentService:
         self.examples = ExampleBook(storage, example_retention, reviewers, lambda: self.now())
         self._examples_seen: tuple[int, int] | None = None
         self.drafts = Drafts(storage, case_id_prefix)
+        self._vocabulary: tuple[CaseLibrary, Vocabulary] | None = None
         self.storage = storage
         self.deadline_s = deadline_s
         self.noise_window = noise_window
@@ -284,7 +280,7 @@ class IncidentService:
         self.metrics.commands.labels(verb=verb).inc()
         if verb == "list":
             return case_list_reply(
-                self.recent_cases(), _both("recent", langs), langs, message("library.empty", langs[0])
+                self.recent_cases(), both("recent", langs), langs, message("library.empty", langs[0])
             )
         if verb == "help":
             return bilingual_reply(HELP, langs)
@@ -298,9 +294,14 @@ class IncidentService:
             return self._auto_reply(channel_id, rest.strip().lower(), langs)
         if verb == "digest":
             return self.digest_preview(langs)
+        if verb == "topics":
+            return topics_reply(self.vocabulary(), langs)
+        if verb == "topic":
+            state = self._state.library
+            return topic_reply(self.vocabulary(), rest, state.summaries, state.cases, self._reviewed_times(), langs)
         if verb == "review":
             if not reviewer or not user_id:
-                return _say("review.not_allowed", langs)
+                return say("review.not_allowed", langs)
             raw, _, note = rest.strip().partition(" ")
             return self.review(raw, user_id, note, langs)
         if verb == "id":
@@ -327,26 +328,43 @@ class IncidentService:
         case = self.get_case(raw_id) if raw_id else None
         if case is None:
             if not raw_id:
-                return _say("review.usage", langs)
+                return say("review.usage", langs)
             return unknown_id_reply(raw_id, self.suggest_ids(raw_id), langs)
         path = self.library.paths.get(case.id)
         record, problems = self.drafts.review(case, Path(path) if path else None, reviewer, note, self.now())
         if record is None:
-            return _say("review.refused", langs, id=case.id, reason=str(problems[0])[:300])
-        return _say("review.saved", langs, id=case.id, who=record.reviewer, when=f"{record.reviewed_at:%Y-%m-%d}")
+            return say("review.refused", langs, id=case.id, reason=str(problems[0])[:300])
+        return say("review.saved", langs, id=case.id, who=record.reviewer, when=f"{record.reviewed_at:%Y-%m-%d}")
+
+    def vocabulary(self) -> Vocabulary:
+        """The library's topics (built once per library version)."""
+        library = self._state.library
+        cached = self._vocabulary
+        if cached is None or cached[0] is not library:
+            cached = (library, Vocabulary.of(library.summaries.values()))
+            self._vocabulary = cached
+        return cached[1]
+
+    def _reviewed_times(self) -> dict[str, datetime]:
+        return {case_id: r.reviewed_at for case_id, r in self.latest_reviews().items()}
+
+    def topic_cases(self, words: str, page: int = 1) -> TopicPage | None:
+        return topic_page(self.vocabulary(), words, self._state.library.summaries, self._reviewed_times(), page)
 
     def _search_reply(self, words: str, langs: Sequence[Lang]) -> Reply:
-        if not words.strip():
-            return _say("search.usage", langs)
-        found = self.search_cases(words)
-        heading = message("search.heading", langs[0], words=words.strip()[:80])
-        return case_list_reply(found, heading, langs, message("search.none", langs[0]))
+        library = self._state.library
+
+        def ranked(text: str, limit: int) -> list[Case]:
+            return self.search_cases(text, limit)
+
+        reviewed = self._reviewed_times()
+        return search_reply(self.vocabulary(), words, ranked, library.summaries, library.cases, reviewed, langs)
 
     def _similar_reply(self, raw_id: str, langs: Sequence[Lang]) -> Reply:
         case = self.get_case(raw_id) if raw_id else None
         if case is None:
             if not raw_id:
-                return _say("similar.usage", langs)
+                return say("similar.usage", langs)
             return unknown_id_reply(raw_id, self.suggest_ids(raw_id), langs)
         heading = message("similar.heading", langs[0], id=case.id)
         local = case_list_reply(self.similar_cases(case), heading, langs, message("similar.none", langs[0]))
@@ -368,21 +386,21 @@ class IncidentService:
 
     def _lang_reply(self, user_id: str | None, value: str, langs: Sequence[Lang]) -> Reply:
         if value not in {"en", "ko", "both"}:
-            return _say("lang.usage", langs)
+            return say("lang.usage", langs)
         if not user_id:
-            return _say("lang.no_user", langs)
+            return say("lang.no_user", langs)
         self.storage.set_user_lang(user_id, value)  # type: ignore[arg-type]  # checked just above
         if value == "both":
-            return _say("lang.saved_both", langs)
-        return _say("lang.saved", langs_for(value, None), value=value)  # type: ignore[arg-type]  # en or ko
+            return say("lang.saved_both", langs)
+        return say("lang.saved", langs_for(value, None), value=value)  # type: ignore[arg-type]  # en or ko
 
     def _auto_reply(self, channel_id: str | None, value: str, langs: Sequence[Lang]) -> Reply:
         if value not in {"on", "off"}:
-            return _say("auto.usage", langs)
+            return say("auto.usage", langs)
         if not channel_id:
-            return _say("auto.no_channel", langs)
+            return say("auto.no_channel", langs)
         self.storage.set_channel_auto(channel_id, value == "on")
-        return _say("auto.saved", langs, value=value)
+        return say("auto.saved", langs, value=value)
 
     # -- digest -------------------------------------------------------------------------------------
 

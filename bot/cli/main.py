@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bot.app.records import match_record
 from bot.app.service import IncidentService
 from bot.cli.compose import build_service, build_services, load_cases, load_settings, snapshot_root
 from bot.cli.console import BANNER, Console
@@ -23,12 +24,15 @@ from bot.cli.db_cmd import cmd_db
 from bot.cli.drafts_cmd import cmd_draft_export, cmd_drafts, cmd_review
 from bot.cli.examples_cmd import cmd_examples
 from bot.cli.inputs import read_file, read_stream
+from bot.cli.mcp_cmd import cmd_mcp
 from bot.cli.parser import Command
 from bot.cli.parser import build_parser as parse_args_for
 from bot.cli.stats_cmd import cmd_stats
 from bot.cli.sync_cmd import cmd_sync
+from bot.cli.topics_cmd import cmd_topics
 from bot.library.case_store import CasesUnavailable, load_library, require_cases
 from bot.library.review import review_library
+from bot.library.topics import alias_problems
 from bot.matching.ranking import MatchConfig
 from bot.model.case import Lang
 from bot.model.excerpt import Excerpt
@@ -49,7 +53,7 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
 def _cmd_validate(args: argparse.Namespace) -> int:
     directory = Path(args.dir) if args.dir else _settings_from_args(args).cases_dir
     library = load_library(directory)
-    problems = [*library.problems, *review_library(library)]
+    problems = [*library.problems, *review_library(library), *alias_problems()]
     for problem in problems:
         print(problem)
     errors = sum(problem.severity == "error" for problem in problems)
@@ -98,19 +102,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
         result = service.match(data, slack_encoded=False)
         elapsed = (time.perf_counter() - started) * 1000
         if args.json:
-            record = {
-                "file": name,
-                "reply": result.reply,
-                "reply_case_ids": result.reply_case_ids,
-                "matches": [m.model_dump(mode="json", exclude={"title"}) for m in result.matches],
-                "suspects": result.suspects.model_dump(mode="json") if result.suspects else None,
-                "truncated": result.truncated,
-                "skipped_bytes": result.skipped_bytes,
-                "skipped_lines": result.skipped_lines,
-                "long_lines": result.long_lines,
-                "timed_out": result.timed_out,
-                "elapsed_ms": round(elapsed, 2),
-            }
+            record = {"file": name, **match_record(result, service.library.cases), "elapsed_ms": round(elapsed, 2)}
             print(json.dumps(record, ensure_ascii=False))
         else:
             print(f"== {name} ({elapsed:.0f} ms, reply={'yes' if result.reply else 'no'})")
@@ -220,6 +212,8 @@ COMMANDS: dict[str, Command] = {
     "drafts": cmd_drafts,
     "draft_export": cmd_draft_export,
     "review": cmd_review,
+    "topics": cmd_topics,
+    "mcp": cmd_mcp,
 }
 
 

@@ -193,6 +193,25 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     stats.add_argument("--top", type=int, default=10, help="how many most-rejected cases to list (default 10)")
     stats.add_argument("--json", action="store_true", help="print JSON instead of the table")
 
+    mcp = _sub(
+        sub,
+        "mcp",
+        commands["mcp"],
+        "serve the library and the matcher to agents over MCP (stdio; Streamable HTTP with --http)",
+        "  incident-bot mcp                       stdio, for an MCP client to launch\n"
+        "  MCP_PORT=8765 incident-bot mcp --http  Streamable HTTP on 127.0.0.1:8765/mcp\n",
+    )
+    mcp.add_argument("--http", action="store_true", help="Streamable HTTP on MCP_HOST:MCP_PORT instead of stdio")
+
+    topics = _sub(
+        sub,
+        "topics",
+        commands["topics"],
+        "the library's topics: failure classes, components, root causes and symptoms, with counts and aliases",
+        "  incident-bot topics\n  incident-bot topics --json\n",
+    )
+    topics.add_argument("--json", action="store_true", help="print JSON")
+
     examples = sub.add_parser(
         "examples", help="confirmed examples: list them, or export them for review", formatter_class=_formatter
     )

@@ -54,6 +54,11 @@ class Settings(BaseSettings):
     example_retention_days: int = Field(default=90, ge=1, le=3650, validation_alias="EXAMPLE_RETENTION_DAYS")
     # Slack user ids (comma-separated) whose confirmation alone makes an example decisive.
     reviewers: str = Field(default="", validation_alias="REVIEWERS")
+    mcp_host: str = Field(default="127.0.0.1", validation_alias="MCP_HOST")
+    mcp_port: int = Field(default=8765, ge=0, le=65535, validation_alias="MCP_PORT")
+    mcp_token: SecretStr | None = Field(default=None, validation_alias="MCP_TOKEN")
+    mcp_allowed_hosts: str = Field(default="", validation_alias="MCP_ALLOWED_HOSTS")
+    mcp_allowed_origins: str = Field(default="", validation_alias="MCP_ALLOWED_ORIGINS")
     case_id_prefix: str = Field(
         default="LOC", min_length=1, max_length=10, pattern=r"^[A-Za-z]{1,10}$", validation_alias="CASE_ID_PREFIX"
     )

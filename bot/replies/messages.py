@@ -11,8 +11,10 @@ HELP: dict[Lang, str] = {
     "en": """\
 /incident IL-0427            show a case (English and Korean)
 /incident                    the most recent cases
-/incident search WORDS       search titles, summaries, components and root causes
+/incident search WORDS       search titles, summaries, components and root causes (component:nccl filters)
 /incident similar ID         cases that share components, root cause or symptoms
+/incident topics             the library's topics: failure classes, components, causes, symptoms
+/incident topic nccl [page]  every case of a topic (class:, component:, cause:, symptom: narrow it)
 /incident lang en|ko|both    which language comes first in answers (both: follow your Slack locale)
 /incident auto off|on        automatic replies to pasted errors in this channel
 /incident digest             preview the next weekly digest
@@ -25,6 +27,8 @@ Paste a log in a channel the bot is in and it answers in the thread when it reco
 /incident                    최근 사례
 /incident search 단어        제목, 요약, 구성 요소, 근본 원인에서 찾기
 /incident similar ID         구성 요소, 근본 원인, 증상이 겹치는 사례
+/incident topics             라이브러리의 주제: 장애 유형, 구성 요소, 원인, 증상
+/incident topic nccl [쪽]    한 주제의 모든 사례 (class:, component:, cause:, symptom: 으로 좁히기)
 /incident lang en|ko|both    답변에서 먼저 보일 언어 (both: Slack 언어 설정을 따름)
 /incident auto off|on        이 채널에 붙여 넣은 오류에 자동으로 답할지
 /incident digest             다음 주간 요약 미리 보기
@@ -59,6 +63,19 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "en": "Saved: answers follow your Slack language, with both languages shown.",
         "ko": "저장했습니다: 답변은 Slack 언어 설정을 따르고 두 언어를 모두 보여 줍니다.",
     },
+    "topics.heading": {"en": "Topics", "ko": "주제"},
+    "topics.hint": {
+        "en": "/incident topic NAME lists its cases; narrow a word with class:, component:, cause: or symptom:",
+        "ko": "/incident topic 이름 으로 사례를 봅니다. class:, component:, cause:, symptom: 으로 좁힐 수 있습니다.",
+    },
+    "topic.usage": {"en": "Usage: /incident topic NAME [page]", "ko": "사용법: /incident topic 이름 [쪽]"},
+    "topic.unknown": {
+        "en": "No topic {words}. Closest: {closest} (/incident topics lists them all)",
+        "ko": "{words} 라는 주제가 없습니다. 가까운 주제: {closest} (/incident topics 로 전체 보기)",
+    },
+    "topic.heading": {"en": "Topic {words}: {n} case(s)", "ko": "주제 {words}: 사례 {n}건"},
+    "topic.page": {"en": "{names} · page {page} of {pages}", "ko": "{names} · {pages}쪽 중 {page}쪽"},
+    "topic.next": {"en": "next: /incident topic {words} {page}", "ko": "다음: /incident topic {words} {page}"},
     "review.usage": {"en": "Usage: /incident review ID [note]", "ko": "사용법: /incident review ID [메모]"},
     "review.not_allowed": {
         "en": "Only the reviewers listed in REVIEWERS may record a review.",

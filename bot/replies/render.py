@@ -16,6 +16,7 @@ from bot.model.results import Button, Match, MatchResult, Reply, ReviewRecord, S
 from bot.replies.blocks import context
 from bot.replies.first import evidence_words, fill_command, first_reply_lines
 from bot.replies.labels import TIER_TEXT, label
+from bot.replies.messages import message
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link, truncate
 
 SECTION_LIMIT = 3000
@@ -318,6 +319,24 @@ def case_list_reply(cases: Iterable[Case], heading: str, langs: Sequence[Lang], 
     return _finish(doc, heading, ())
 
 
+def sections_reply(heading: str, sections: Sequence[tuple[str, Sequence[str]]], hint: str = "") -> Reply:
+    """A header and one section per (title, lines), escaped; ``hint`` as a context line at the end."""
+    doc = _Doc()
+    doc.add(heading, heading, "header")
+    for title, lines in sections:
+        body = "\n".join(f"• {escape_mrkdwn(line)}" for line in lines) or "-"
+        doc.add(f"*{escape_mrkdwn(title)}*\n{body}", f"{title}\n" + "\n".join(f"  {line}" for line in lines))
+    if hint:
+        doc.add(f"_{escape_mrkdwn(hint)}_", hint, "context")
+    return _finish(doc, heading, ())
+
+
+def with_note(reply: Reply, note: str) -> Reply:
+    """``reply`` with ``note`` as a context block at the end (escaped)."""
+    block = {"type": "context", "elements": [{"type": "mrkdwn", "text": truncate(escape_mrkdwn(note), 2000)}]}
+    return reply.model_copy(update={"blocks": [*reply.blocks, block][:50], "plain": f"{reply.plain}\n\n{note}"})
+
+
 def _one_md(escaped: str) -> str:
     return truncate(" ".join(escaped.split()), 160)
 
@@ -325,6 +344,16 @@ def _one_md(escaped: str) -> str:
 def message_reply(text: str) -> Reply:
     """A short plain message (help, confirmations, errors): escaped, one section."""
     return Reply(text=fallback(text, FALLBACK_LIMIT), blocks=[_section(escape_mrkdwn(text))], plain=text)
+
+
+def say(key: str, langs: Sequence[Lang], **values: str) -> Reply:
+    """The fixed message ``key`` (``bot.replies.messages``) in the reader's language, the other under it."""
+    return bilingual_reply({lang: message(key, lang, **values) for lang in ("en", "ko")}, langs)
+
+
+def both(key: str, langs: Sequence[Lang]) -> str:
+    """The fixed message ``key`` in both languages on one line (headings)."""
+    return " / ".join(message(key, lang) for lang in langs)
 
 
 def bilingual_reply(texts: dict[Lang, str], langs: Sequence[Lang]) -> Reply:

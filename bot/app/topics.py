@@ -1,0 +1,166 @@
+"""Topics as use cases: ``/incident topics``, ``/incident topic nccl`` and search filters
+(``/incident search hang component:nccl``). The vocabulary is ``bot.library.topics``'s."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.library.topics import KINDS, PREFIXES, Topic, Vocabulary
+from bot.model.case import Case, Lang
+from bot.model.results import Reply
+from bot.model.summary import CaseSummary
+from bot.replies.messages import message
+from bot.replies.render import both, case_list_reply, say, sections_reply, with_note
+
+PAGE = 10
+_FILTER = re.compile(r"(?<!\S)(?:class|component|cause|symptom|topic):[^\s:]{1,80}(?!\S)", re.IGNORECASE)
+_KIND_WORDS: dict[str, dict[Lang, str]] = {
+    "class": {"en": "Failure classes", "ko": "장애 유형"},
+    "component": {"en": "Components", "ko": "구성 요소"},
+    "cause": {"en": "Root causes", "ko": "근본 원인"},
+    "symptom": {"en": "Symptoms", "ko": "증상"},
+}
+
+
+@dataclass(frozen=True)
+class TopicPage:
+    """One page of a topic's cases, newest review first."""
+
+    words: str
+    topics: tuple[Topic, ...]
+    case_ids: tuple[str, ...]  # this page's
+    total: int
+    page: int
+    pages: int
+
+
+def newest_first(
+    case_ids: Sequence[str], summaries: Mapping[str, CaseSummary], reviewed: Mapping[str, datetime]
+) -> list[str]:
+    """Most recently reviewed first (the later of the file's date and a stored review), then by case date."""
+
+    def key(case_id: str) -> tuple[str, str, str]:
+        summary = summaries.get(case_id)
+        stored = reviewed[case_id].isoformat() if case_id in reviewed else ""
+        own = (summary.reviewed or "") if summary else ""
+        return (max(own, stored), (summary.date or "") if summary else "", case_id)
+
+    return sorted(case_ids, key=key, reverse=True)
+
+
+def topic_page(
+    vocabulary: Vocabulary,
+    words: str,
+    summaries: Mapping[str, CaseSummary],
+    reviewed: Mapping[str, datetime],
+    page: int = 1,
+) -> TopicPage | None:
+    """The cases of the topics ``words`` names, a page at a time; None when it names none."""
+    topics = vocabulary.resolve(words)
+    if not topics:
+        return None
+    ordered = newest_first(vocabulary.cases_of(topics), summaries, reviewed)
+    pages = max(1, -(-len(ordered) // PAGE))
+    page = min(max(1, page), pages)
+    shown = ordered[(page - 1) * PAGE : page * PAGE]
+    return TopicPage(words.strip(), tuple(topics), tuple(shown), len(ordered), page, pages)
+
+
+def split_filters(words: str) -> tuple[str, list[str]]:
+    """``hang component:nccl`` -> ("hang", ["component:nccl"]); ``topic:x`` filters by any kind."""
+    filters = [found.group(0) for found in _FILTER.finditer(words)]
+    rest = _FILTER.sub(" ", words)
+    return " ".join(rest.split()), filters
+
+
+def allowed_by(vocabulary: Vocabulary, filters: Sequence[str]) -> tuple[set[str] | None, list[str]]:
+    """The case ids every filter allows (None without filters), and the filters that named nothing."""
+    allowed: set[str] | None = None
+    unknown: list[str] = []
+    for raw in filters:
+        text = raw.lower()
+        words = text.split(":", 1)[1] if text.startswith("topic:") else text
+        topics = vocabulary.resolve(words)
+        if not topics:
+            unknown.append(raw)
+            continue
+        ids = set(vocabulary.cases_of(topics))
+        allowed = ids if allowed is None else allowed & ids
+    return allowed, unknown
+
+
+def vocabulary_lines(vocabulary: Vocabulary, lang: Lang, per_kind: int = 12) -> list[tuple[str, list[str]]]:
+    """(heading, lines) per kind for ``/incident topics``: ``nccl (11) · hfreduce, accl``."""
+    out = []
+    for kind in KINDS:
+        topics = vocabulary.by_kind(kind)
+        lines = []
+        for topic in topics[:per_kind]:
+            also = f" · {', '.join(topic.aliases[:4])}" if topic.aliases else ""
+            lines.append(f"{topic.name} ({len(topic.cases)}){also}")
+        if len(topics) > per_kind:
+            lines.append(f"… +{len(topics) - per_kind}")
+        prefix = next(p for p, k in PREFIXES.items() if k == kind)
+        out.append((f"{_KIND_WORDS[kind][lang]} ({prefix})", lines))
+    return out
+
+
+def topics_reply(vocabulary: Vocabulary, langs: Sequence[Lang]) -> Reply:
+    """``/incident topics``."""
+    sections = vocabulary_lines(vocabulary, langs[0])
+    return sections_reply(both("topics.heading", langs), sections, message("topics.hint", langs[0]))
+
+
+def topic_reply(
+    vocabulary: Vocabulary,
+    rest: str,
+    summaries: Mapping[str, CaseSummary],
+    cases: Mapping[str, Case],
+    reviewed: Mapping[str, datetime],
+    langs: Sequence[Lang],
+) -> Reply:
+    """``/incident topic WORDS [page]``: a page of the topic's cases, or the closest topics."""
+    words, _, last = rest.strip().rpartition(" ")
+    page = int(last) if last.isdigit() and words else 1
+    words = words if last.isdigit() and words else rest.strip()
+    if not words:
+        return say("topic.usage", langs)
+    found = topic_page(vocabulary, words, summaries, reviewed, page)
+    if found is None:
+        closest = ", ".join(t.key for t in vocabulary.closest(words))
+        return say("topic.unknown", langs, words=words[:60], closest=closest or "-")
+    heading = message("topic.heading", langs[0], words=words[:60], n=str(found.total))
+    reply = case_list_reply([cases[cid] for cid in found.case_ids], heading, langs, "")
+    names = ", ".join(t.key for t in found.topics[:6])
+    note = message("topic.page", langs[0], names=names, page=str(found.page), pages=str(found.pages))
+    if found.page < found.pages:
+        note += " · " + message("topic.next", langs[0], words=words[:60], page=str(found.page + 1))
+    return with_note(reply, note)
+
+
+def search_reply(
+    vocabulary: Vocabulary,
+    words: str,
+    ranked: Callable[[str, int], list[Case]],
+    summaries: Mapping[str, CaseSummary],
+    cases: Mapping[str, Case],
+    reviewed: Mapping[str, datetime],
+    langs: Sequence[Lang],
+) -> Reply:
+    """``/incident search WORDS [kind:topic ...]``: ranked by the words, limited to the filters' cases."""
+    if not words.strip():
+        return say("search.usage", langs)
+    text, filters = split_filters(words)
+    allowed, unknown = allowed_by(vocabulary, filters)
+    if unknown:
+        closest = ", ".join(t.key for t in vocabulary.closest(unknown[0]))
+        return say("topic.unknown", langs, words=unknown[0][:60], closest=closest or "-")
+    if text:
+        found = [c for c in ranked(text, 8 if allowed is None else 200) if allowed is None or c.id in allowed]
+    else:
+        found = [cases[cid] for cid in newest_first(sorted(allowed or ()), summaries, reviewed)]
+    heading = message("search.heading", langs[0], words=words.strip()[:80])
+    return case_list_reply(found[:8], heading, langs, message("search.none", langs[0]))

@@ -1,0 +1,1 @@
+"""The MCP server: the library and the matcher for coding and ops agents (``incident-bot mcp``)."""

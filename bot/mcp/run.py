@@ -1,0 +1,78 @@
+"""Running the MCP server: stdio (stdout carries only JSON-RPC; logs go to stderr) or Streamable HTTP on
+``MCP_HOST``:``MCP_PORT``. Bound anywhere but loopback it needs ``MCP_TOKEN`` (a bearer token, compared in
+constant time) and ``MCP_ALLOWED_HOSTS``; the SDK's DNS-rebinding protection checks Host and Origin."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from mcp.server.transport_security import TransportSecuritySettings
+
+from bot.ops.settings import Settings
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class McpMisconfigured(Exception):
+    """The MCP settings cannot be served safely; ``str(error)`` names the setting."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _listed(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def security(settings: Settings) -> TransportSecuritySettings:
+    """Host and Origin checks: loopback names on loopback, else exactly ``MCP_ALLOWED_HOSTS`` and
+    ``MCP_ALLOWED_ORIGINS``. Raises :class:`McpMisconfigured` for a public bind without a token or hosts."""
+    host = settings.mcp_host
+    if is_loopback(host):
+        hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", *_listed(settings.mcp_allowed_hosts)]
+        origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *_listed(settings.mcp_allowed_origins)]
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+        )
+    if settings.mcp_token is None:
+        raise McpMisconfigured(f"MCP_HOST={host} is not loopback: set MCP_TOKEN (clients send it as a bearer token)")
+    if not _listed(settings.mcp_allowed_hosts):
+        raise McpMisconfigured(f"MCP_HOST={host} is not loopback: set MCP_ALLOWED_HOSTS (the Host names clients use)")
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=_listed(settings.mcp_allowed_hosts),
+        allowed_origins=_listed(settings.mcp_allowed_origins),
+    )
+
+
+def require_token(app: App, token: str) -> App:
+    """``app`` behind ``Authorization: Bearer <token>`` (constant-time comparison); 401 otherwise."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"authorization", b"")
+        if not hmac.compare_digest(given, expected):
+            body = json.dumps({"error": "missing or wrong bearer token (MCP_TOKEN)"}).encode()
+            headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await app(scope, receive, send)
+
+    return guarded

@@ -1,0 +1,233 @@
+"""The MCP server, started as a subprocess (``python -m bot.cli mcp``) and driven with the official SDK's
+client over stdio and over Streamable HTTP: every tool, the case resource template, a bad id, an oversized
+log, the token on a non-loopback bind, DNS-rebinding protection; ``match_log`` agrees with the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parent.parent
+PASTES = sorted((ROOT / "tests" / "fixtures" / "pastes").glob("*.txt"))[:12]
+TOOLS = {
+    "search_incidents",
+    "get_incident",
+    "list_incidents",
+    "get_topic",
+    "vocab",
+    "match_log",
+    "similar_incidents",
+}
+START_DEADLINE = 60.0
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "MCP_", "DATABASE_URL"))}
+    env.update({"DATA_DIR": str(tmp_path / "data"), "CASES_DIR": str(ROOT / "cases"), **extra})
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _payload(result: Any) -> Any:
+    """A tool result's structured content (the SDK wraps non-object results in {"result": ...})."""
+    data = result.structuredContent
+    if isinstance(data, dict) and set(data) == {"result"}:
+        return data["result"]
+    return data
+
+
+async def exercise(session: ClientSession) -> None:
+    """Every tool and the resource template, and the errors agents will make."""
+    await session.initialize()
+    listed = await session.list_tools()
+    assert {tool.name for tool in listed.tools} == TOOLS
+    found = _payload(await session.call_tool("search_incidents", {"query": "hang", "filters": {"component": "nccl"}}))
+    assert found and all(isinstance(item["id"], str) for item in found)
+    case = _payload(await session.call_tool("get_incident", {"id": "il-427", "lang": "ko"}))
+    assert case["id"] == "IL-0427" and "tr1-13B" in case["title"] and "review_notes" not in case
+    page = _payload(await session.call_tool("list_incidents", {"filters": {"topic": "nccl"}, "limit": 5}))
+    assert len(page["items"]) == 5 and page["next_cursor"] == "5" and page["total"] > 5
+    more = _payload(await session.call_tool("list_incidents", {"filters": {"topic": "nccl"}, "cursor": "5"}))
+    assert not {i["id"] for i in more["items"]} & {i["id"] for i in page["items"]}
+    topic = _payload(await session.call_tool("get_topic", {"name": "ecc"}))
+    assert {"IL-0414", "IL-0427"} <= {c["id"] for c in topic["cases"]}
+    vocabulary = _payload(await session.call_tool("vocab", {}))
+    assert any(t["name"] == "gpu-memory" and "hbm3" in t["aliases"] for t in vocabulary["component"])
+    ecc = (ROOT / "tests" / "fixtures" / "pastes" / "hw-ecc-pytorch-three-lines.txt").read_text()
+    matched = _payload(await session.call_tool("match_log", {"text": ecc}))
+    assert matched["matches"][0]["case_id"] in {"IL-0427", "IL-0414"} and matched["runbook"]
+    similar = _payload(await session.call_tool("similar_incidents", {"id": "IL-0427"}))
+    assert similar and all(item["id"] != "IL-0427" for item in similar)
+    markdown = await session.read_resource("case://IL-0427.md")  # type: ignore[arg-type]
+    assert markdown.contents[0].text.startswith("# IL-0427")  # type: ignore[union-attr]
+    as_json = await session.read_resource("case://IL-0427")  # type: ignore[arg-type]
+    assert json.loads(as_json.contents[0].text)["id"] == "IL-0427"  # type: ignore[union-attr]
+    # Mistakes: a clear tool error, never a traceback.
+    bad = await session.call_tool("get_incident", {"id": "IL-9999"})
+    assert bad.isError and "no case 'IL-9999'" in bad.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" not in bad.content[0].text  # type: ignore[union-attr]
+    wrong = await session.call_tool("search_incidents", {"query": "x", "filters": {"colour": "red"}})
+    assert wrong.isError and "filter keys are" in wrong.content[0].text  # type: ignore[union-attr]
+    # An oversized log is read by its head and tail, and the result says so.
+    big = "INFO step ok\n" * 300_000 + ecc
+    cut = _payload(await session.call_tool("match_log", {"text": big}))
+    assert cut["truncated"] and cut["skipped_bytes"] > 0 and cut["matches"][0]["case_id"] in {"IL-0427", "IL-0414"}
+
+
+async def test_stdio(tmp_path: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "bot.cli", "mcp"], env=_env(tmp_path))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await exercise(session)
+
+
+def test_match_log_agrees_with_the_cli(tmp_path: Path) -> None:
+    import asyncio
+
+    async def over_mcp() -> list[dict[str, Any]]:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "bot.cli", "mcp"], env=_env(tmp_path))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            out = []
+            for paste in PASTES:
+                text = paste.read_text(encoding="utf-8", errors="replace")
+                out.append(_payload(await session.call_tool("match_log", {"text": text})))
+            return out
+
+    records = asyncio.run(over_mcp())
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "match", "--json", *map(str, PASTES)],
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        check=True,
+    )
+    cli = [json.loads(line) for line in done.stdout.splitlines()]
+    for record, line in zip(records, cli, strict=True):
+        line.pop("file")
+        line.pop("elapsed_ms")
+        assert record == line
+
+
+def _start(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """``incident-bot mcp --http`` in the background, its output in ``log``."""
+    with log.open("wb") as sink:
+        return subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "mcp", "--http"], env=env, stdout=sink, stderr=subprocess.STDOUT
+        )
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    port = _free_port()
+    log = tmp_path / "mcp.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "mcp", "--http"],
+            env=_env(tmp_path, MCP_PORT=str(port)),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_listening(port, proc, log)
+        yield f"http://127.0.0.1:{port}/mcp", log
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_DEADLINE
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text()
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"the MCP server did not listen within {START_DEADLINE} s: {log.read_text()}")
+
+
+@asynccontextmanager
+async def http_session(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx.AsyncClient(headers=headers or {}, timeout=httpx.Timeout(30, read=300)) as client,
+        streamable_http_client(url, http_client=client) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        yield session
+
+
+async def test_streamable_http_on_loopback(http_server: tuple[str, Path]) -> None:
+    url, _ = http_server
+    async with http_session(url) as session:
+        await exercise(session)
+    # DNS rebinding: a page on another name that resolves here is refused by Host and by Origin.
+    async with httpx.AsyncClient() as client:
+        host = await client.post(url, headers={"Host": "evil.example"}, json={})
+        origin = await client.post(url, headers={"Origin": "http://evil.example"}, json={})
+    assert host.status_code in {400, 403, 421} and origin.status_code in {400, 403}
+
+
+def test_a_public_bind_needs_a_token_and_hosts(tmp_path: Path) -> None:
+    for extra, said in [
+        ({"MCP_HOST": "0.0.0.0"}, "set MCP_TOKEN"),
+        ({"MCP_HOST": "0.0.0.0", "MCP_TOKEN": "s3cret-token"}, "set MCP_ALLOWED_HOSTS"),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "mcp", "--http"],
+            capture_output=True,
+            text=True,
+            env=_env(tmp_path, **extra),
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
+        assert "s3cret-token" not in done.stderr
+
+
+async def test_the_token_is_required_on_a_public_bind(tmp_path: Path) -> None:
+    port = _free_port()
+    env = _env(
+        tmp_path,
+        MCP_HOST="0.0.0.0",
+        MCP_PORT=str(port),
+        MCP_TOKEN="s3cret-token",
+        MCP_ALLOWED_HOSTS=f"127.0.0.1:{port}",
+    )
+    log = tmp_path / "mcp.log"
+    proc = _start(env, log)
+    try:
+        _wait_listening(port, proc, log)
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with httpx.AsyncClient() as client:
+            missing = await client.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            wrong = await client.post(url, json={}, headers={"Authorization": "Bearer s3cret-tokem"})
+        assert missing.status_code == 401 and wrong.status_code == 401
+        async with http_session(url, {"Authorization": "Bearer s3cret-token"}) as session:
+            await session.initialize()
+            tools = await session.list_tools()
+            assert {tool.name for tool in tools.tools} == TOOLS
+        assert "s3cret-token" not in log.read_text()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)

@@ -1,0 +1,86 @@
+"""Topics: the library's vocabulary normalized through the alias table, ``/incident topics``, ``/incident
+topic nccl`` (newest review first, paginated), filters on search, and ``incident-bot topics``."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from bot.app.service import IncidentService
+from bot.cli.main import main
+from bot.library.case_store import CaseLibrary
+from bot.library.topics import Vocabulary, alias_problems, parse_aliases
+from bot.model.results import ReviewRecord
+from bot.storage.memory import MemoryStorage
+
+
+@pytest.fixture
+def service(library: CaseLibrary) -> IncidentService:
+    return IncidentService(library, MemoryStorage())
+
+
+def test_aliases_meet_under_one_topic(library: CaseLibrary) -> None:
+    vocabulary = Vocabulary.of(library.summaries.values())
+    [memory] = [t for t in vocabulary.by_kind("component") if t.name == "gpu-memory"]
+    assert {"ecc", "gpu-ecc", "hbm3", "gpu-hbm"} <= set(memory.aliases)
+    assert {"IL-0414", "IL-0427"} <= set(memory.cases)
+    assert not any(t.name in {"ecc", "hbm3", "gpu-hbm"} for t in vocabulary.by_kind("component"))
+    assert [t.key for t in vocabulary.resolve("component:ecc")] == ["component:gpu-memory"]
+
+
+def test_the_shipped_alias_table_is_sound_and_a_bad_one_is_reported() -> None:
+    assert alias_problems() == []
+    _, problems = parse_aliases("component\tnccl\tgpu\ncomponent\tgpu\tx\ncomponent\tib\tmlx5\ncomponent\tnet\tmlx5\n")
+    assert any("is both a topic and an alias" in p for p in problems)
+    assert any("'mlx5' already belongs to 'ib'" in p for p in problems)
+
+
+def test_topic_lists_cases_newest_review_first_a_page_at_a_time(service: IncidentService) -> None:
+    service.storage.add_review(ReviewRecord("PUB-0003", "U7", datetime(2026, 11, 30, tzinfo=UTC)))
+    first = service.command("topic nccl")
+    text = json.dumps(first.blocks)
+    assert "Topic nccl: 11 case(s)" in first.plain and "page 1 of 2" in first.plain
+    assert first.plain.index("PUB-0003") < first.plain.index("PUB-0025")  # reviewed last week: first
+    assert "next: /incident topic nccl 2" in text
+    second = service.command("topic nccl 2")
+    assert "page 2 of 2" in second.plain and "PUB-0003" not in second.plain
+    assert len(first.blocks) <= 50
+
+
+def test_an_unknown_topic_gets_the_closest(service: IncidentService) -> None:
+    reply = service.command("topic infinband")
+    assert "No topic infinband" in reply.plain and "component:infiniband" in reply.plain
+
+
+def test_topics_lists_every_kind_in_both_languages(service: IncidentService) -> None:
+    english = service.command("topics")
+    korean = service.command("topics", langs=("ko", "en"))
+    for heading in ("Failure classes (class:)", "Components (component:)", "Root causes (cause:)", "Symptoms"):
+        assert heading in english.plain
+    assert "구성 요소 (component:)" in korean.plain and "nccl (11)" in korean.plain
+
+
+def test_search_takes_topic_filters(service: IncidentService) -> None:
+    plain = service.command("search hang").plain
+    filtered = service.command("search hang component:nccl").plain
+    ids = [line.split()[0] for line in filtered.splitlines() if line.startswith("  ")]
+    nccl = set(service.vocabulary().cases_of(service.vocabulary().resolve("component:nccl")))
+    assert ids and set(ids) <= nccl
+    assert "IL-0125" in plain
+    only_filter = service.command("search symptom:link-flap").plain
+    assert "IL-0238" in only_filter and "PUB-0019" in only_filter
+    assert "No topic" in service.command("search hang component:nosuch").plain
+
+
+def test_cli_topics_json(capsys: pytest.CaptureFixture[str], monkeypatch: Any, tmp_path: Any) -> None:
+    for name in ("CASES_DIR", "DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
+    assert main(["topics", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"class", "component", "cause", "symptom"}
+    nccl = next(t for t in data["component"] if t["name"] == "nccl")
+    assert nccl["count"] == len(nccl["cases"]) and "hfreduce" in nccl["aliases"]
