@@ -7,6 +7,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.app.nodes import Where
 from bot.app.routing import route_command
 from bot.app.services import Services
 from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
@@ -40,6 +41,7 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
             log_as=user_id,
             share=shareable(text),
             reviewer=reviewer,
+            where=Where(str(channel_id or ""), ""),
         )
         if got is None:
             await send_via_response_url(services, respond, busy_reply(langs), channel=channel_id, user=user_id)

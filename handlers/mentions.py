@@ -11,6 +11,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.app.nodes import Where
 from bot.app.services import Services
 from bot.model.case import Lang
 from bot.model.excerpt import Excerpt
@@ -52,7 +53,7 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         own = await paste_from_message(event, client, settings)  # its text and any file shared with it
         own_text = strip_mentions(own.data) if own is not None and isinstance(own.data, str) else ""
         if own is not None and isinstance(own.data, Excerpt):
-            reply = await _match(own, langs)
+            reply = await _match(own, langs, Where(channel, str(event["ts"])))
         elif thread_ts and thread_ts != event.get("ts") and services.feedback.is_paste(own_text or "x\ny"):
             reply = await _match_thread(client, channel, str(thread_ts), own_text, langs)
         else:
@@ -64,6 +65,7 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
                 user_id=user_id,
                 channel_id=channel,
                 langs=langs,
+                where=Where(channel, str(thread_ts or event["ts"])),
             )
             reply = got[0] if got is not None else busy_reply(langs)
             if own is not None and own.error and reply.tier is None and services.feedback.is_paste(own_text):
@@ -89,10 +91,11 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         paste = _with_own_text(parent or Paste("", slack_encoded=True), own_text)
         if not paste.data:
             return message_reply(paste.error or "The first message of this thread has nothing to match.")
-        return await _match(paste, langs)
+        return await _match(paste, langs, Where(channel, thread_ts))
 
-    async def _match(paste: Paste, langs: tuple[Lang, Lang]) -> Reply:
+    async def _match(paste: Paste, langs: tuple[Lang, Lang], where: Where) -> Reply:
         result = await matched(services, True, services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
         if result is None:
             return busy_reply(langs)
-        return services.feedback.render_interactive(result, langs, explicit=True)
+        render = services.feedback.render_interactive
+        return await services.pools.io(render, result, langs, explicit=True, where=where)

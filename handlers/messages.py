@@ -18,6 +18,7 @@ from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.app.nodes import Where
 from bot.app.services import Services
 from bot.model.excerpt import Excerpt
 from bot.model.results import Reply
@@ -164,7 +165,9 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         if result is None or not await services.pools.io(services.incident.should_auto_reply, channel, result):
             return
         langs = await user_langs(services, locales, client, user_id)
-        reply = services.feedback.render_interactive(result, langs, explicit=False)
+        where = Where(channel, str(event["ts"]))
+        render = services.feedback.render_interactive
+        reply = await services.pools.io(render, result, langs, explicit=False, where=where)
         await post_reply(
             services,
             client,
@@ -186,10 +189,22 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
             reply = message_reply(paste.error or "Nothing to match.")
         elif isinstance(paste.data, Excerpt):
             result = await matched(services, True, services.incident.match, paste.data, slack_encoded=False)
-            reply = services.feedback.render_interactive(result, langs, explicit=True) if result else busy_reply(langs)
+            where = Where(channel, str(event["ts"]))
+            render = services.feedback.render_interactive
+            if result is None:
+                reply = busy_reply(langs)
+            else:
+                reply = await services.pools.io(render, result, langs, explicit=True, where=where)
         else:
             got = await matched(
-                services, True, services.feedback.answer, paste.data, user_id=user_id, channel_id=channel, langs=langs
+                services,
+                True,
+                services.feedback.answer,
+                paste.data,
+                user_id=user_id,
+                channel_id=channel,
+                langs=langs,
+                where=Where(channel, str(event["ts"])),
             )
             reply = got[0] if got is not None else busy_reply(langs)
             if paste.error and reply.tier is None and services.feedback.is_paste(paste.data):

@@ -10,6 +10,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.app.nodes import Where
 from bot.app.services import Services
 from bot.ops.settings import Settings
 from bot.replies.render import message_reply
@@ -42,6 +43,9 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
             await send_via_response_url(services, respond, busy_reply(langs), channel=channel, user=user_id)
             return
         ts = str(message.get("ts") or "")
+        where = Where(channel, ts)
+        render = services.feedback.render_interactive
+        reply = await services.pools.io(render, result, langs, explicit=True, where=where)
         try:
             await post_reply(
                 services,
@@ -49,7 +53,7 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
                 channel=channel,
                 thread_ts=message.get("thread_ts") or ts,
                 answered_ts=ts,
-                reply=services.feedback.render_interactive(result, langs, explicit=True),
+                reply=reply,
                 source="shortcut",
             )
         except SlackApiError as error:
@@ -57,5 +61,5 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
                 raise
             private, _ = await services.pools.io(
                 services.feedback.private_match_reply, result, langs, user_id or channel, "shortcut"
-            )
+            )  # the answer above already remembered its hosts
             await send_via_response_url(services, respond, private, channel=channel, user=user_id)

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from bot.app.examples import is_direct_message
+from bot.app.nodes import Where
 from bot.app.routing import route_command
 from bot.app.service import IncidentService
 from bot.model.case import Case, Lang
@@ -31,9 +32,10 @@ from bot.replies.clicks import ClickAnswer, invalid_reply, note_reply, other_mat
 from bot.replies.drafts import ACTION_DRAFT, draft_value, words
 from bot.replies.home import HOME_LIST, CaseVotes, FeedbackSummary, build_home_view
 from bot.replies.labels import label
+from bot.replies.nodes import host_lines
 from bot.replies.render import case_reply, message_reply
 from bot.replies.seal import seal, seal_reply, unseal
-from bot.storage.base import ReplyRecord, Vote
+from bot.storage.base import ReplyRecord, StorageError, Vote
 
 
 class FeedbackService:
@@ -80,10 +82,13 @@ class FeedbackService:
             return self._with_draft_button(reply, langs[0], lines, suspects)
         return with_buttons(reply, match_buttons(result, langs, reply_id=reply_id, share=share, lines=lines))
 
-    def render_interactive(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply:
+    def render_interactive(
+        self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool, where: Where | None = None
+    ) -> Reply:
         """``render_match`` with the buttons, for a reply that will be posted (and then logged with its
         ts by ``record_reply``: a click finds it by channel and message ts)."""
-        return self.with_match_buttons(self.incident.render_match(result, langs, explicit=explicit), result, langs)
+        reply = self.incident.render_match(result, langs, explicit=explicit, where=where)
+        return self.with_match_buttons(reply, result, langs)
 
     def answer(
         self,
@@ -96,6 +101,7 @@ class FeedbackService:
         source: str = "command",
         share: bool = False,
         reviewer: bool = False,
+        where: Where | None = None,
     ) -> tuple[Reply, int | None]:
         """``command(text)``, with the buttons when the answer is a match reply. Returns the reply and its
         reply-log id (None unless logged here).
@@ -109,18 +115,18 @@ class FeedbackService:
             return reply, None
         self.incident.metrics.commands.labels(verb="paste").inc()
         result = self.incident.match(text.strip())
-        reply = self.incident.render_match(result, langs, explicit=True)
+        reply = self.incident.render_match(result, langs, explicit=True, where=where)
         reply_id = None
         if log_as and reply.tier is not None:
             reply_id = self.incident.record_reply(log_as, "", "", reply, source)
         return self.with_match_buttons(reply, result, langs, reply_id=reply_id, share=share), reply_id
 
     def private_match_reply(
-        self, result: MatchResult, langs: Sequence[Lang], user_id: str, source: str
+        self, result: MatchResult, langs: Sequence[Lang], user_id: str, source: str, where: Where | None = None
     ) -> tuple[Reply, int | None]:
         """An explicit match answer shown only to ``user_id`` (``response_url``): logged under the user
         first, its id in the buttons."""
-        reply = self.incident.render_match(result, langs, explicit=True)
+        reply = self.incident.render_match(result, langs, explicit=True, where=where)
         reply_id = self.incident.record_reply(user_id, "", "", reply, source) if reply.tier is not None else None
         return self.with_match_buttons(reply, result, langs, reply_id=reply_id), reply_id
 
@@ -282,7 +288,14 @@ class FeedbackService:
             self.feedback_summary(langs[0]),
             langs,
             self.incident.latest_reviews(),
+            self._repeated_nodes(),
         )
+
+    def _repeated_nodes(self) -> list[tuple[str, str]]:
+        try:
+            return host_lines(self.incident.nodes.repeated(), "en", limit=HOME_LIST)
+        except StorageError:
+            return []  # App Home still shows the rest
 
     def stats(self) -> FeedbackSummary:
         """What ``incident-bot stats`` prints: votes per case, English titles."""

@@ -14,7 +14,7 @@ def route_command(body: str) -> tuple[str, str]:
     verb = "" if "\n" in first else first.lower()
     if verb in {"help", "-h", "--help", "도움말"}:
         return "help", rest
-    if verb in {"search", "similar", "lang", "auto", "digest", "review", "topics", "topic"}:
+    if verb in {"search", "similar", "lang", "auto", "digest", "review", "topics", "topic", "nodes"}:
         return verb, rest
     if "\n" not in body and len(body) <= 24 and canonical_id(body):
         return "id", ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +20,8 @@ from rapidfuzz import fuzz, process
 from bot.app.drafts import Drafts, WithReview
 from bot.app.examples import ExampleBook
 from bot.app.indexes import build_matcher, build_search
+from bot.app.nodes import NodeMemory, Where
+from bot.app.prefs import auto_reply, lang_reply, langs_for
 from bot.app.routing import route_command
 from bot.app.search import CaseSearch, search_cases
 from bot.app.topics import TopicPage, search_reply, topic_page, topic_reply, topics_reply
@@ -36,6 +38,7 @@ from bot.model.results import MatchResult, Reply, ReviewRecord
 from bot.model.summary import CaseSummary
 from bot.ops.metrics import Metrics
 from bot.replies.messages import HELP, message
+from bot.replies.nodes import host_lines, nodes_reply
 from bot.replies.render import (
     bilingual_reply,
     both,
@@ -46,7 +49,7 @@ from bot.replies.render import (
     say,
     unknown_id_reply,
 )
-from bot.storage.base import LangPref, ReplyRecord, Storage, StorageError
+from bot.storage.base import ReplyRecord, Storage, StorageError
 
 log = logging.getLogger("incident_bot.service")
 
@@ -64,17 +67,6 @@ def _snapshot(library: CaseLibrary, config: MatchConfig) -> _Snapshot:
     state = _Snapshot(library=library, matcher=build_matcher(library, config), search=build_search(library))
     library.release_cases()  # the indexes are built: whole cases are read again only when shown
     return state
-
-
-def langs_for(pref: LangPref | None, locale: str | None) -> tuple[Lang, Lang]:
-    """Language order: a saved ``en``/``ko`` preference first, else the Slack locale, else English."""
-    if pref == "ko":
-        return ("ko", "en")
-    if pref == "en":
-        return ("en", "ko")
-    if locale and locale.lower().startswith("ko"):
-        return ("ko", "en")
-    return ("en", "ko")
 
 
 def _jaccard(a: Sequence[str], b: Sequence[str]) -> float:
@@ -102,6 +94,9 @@ class IncidentService:
         reviewers: frozenset[str] = frozenset(),
         example_retention: timedelta = timedelta(days=90),
         case_id_prefix: str = "LOC",
+        node_window: timedelta = timedelta(days=14),
+        node_retention: timedelta = timedelta(days=90),
+        node_aliases: Mapping[str, str] | None = None,
     ) -> None:
         self._config = match_config or MatchConfig()
         self._state = _snapshot(library, self._config)
@@ -109,6 +104,7 @@ class IncidentService:
         self.examples = ExampleBook(storage, example_retention, reviewers, lambda: self.now())
         self._examples_seen: tuple[int, int] | None = None
         self.drafts = Drafts(storage, case_id_prefix)
+        self.nodes = NodeMemory(storage, node_window, node_retention, node_aliases or {}, lambda: self.now())
         self._vocabulary: tuple[CaseLibrary, Vocabulary] | None = None
         self.storage = storage
         self.deadline_s = deadline_s
@@ -220,17 +216,26 @@ class IncidentService:
         self.metrics.matches.labels(tier=result.best.tier.value if result.best else "none").inc()
         return result
 
-    def render_match(self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool) -> Reply:
-        """The reply for a match, with the suspects line and remediation commands filled from them."""
+    def render_match(
+        self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool, where: Where | None = None
+    ) -> Reply:
+        """The reply for a match, with the suspects line (and a host's earlier failures) and the runbook's
+        commands filled from them. With ``where`` (a first answer, not a re-render) the hosts it names are
+        remembered."""
         suspects = result.suspects
-        return match_reply(
+        history = self.nodes.history(result) if result.best is not None else {}
+        reply = match_reply(
             result,
             self._state.library.cases,
             langs,
             explicit=explicit,
             suspects=suspects.summary if suspects else None,
             fills=suspects.fills if suspects else None,
+            history=history,
         )
+        if where is not None and reply.tier is not None:
+            self.nodes.remember(result, where)
+        return reply
 
     def should_auto_reply(self, channel: str, result: MatchResult) -> bool:
         """An unprompted paste gets an answer only when the matcher says so, the channel has automatic
@@ -289,11 +294,13 @@ class IncidentService:
         if verb == "similar":
             return self._similar_reply(rest.strip(), langs)
         if verb == "lang":
-            return self._lang_reply(user_id, rest.strip().lower(), langs)
+            return lang_reply(self.storage, user_id, rest.strip().lower(), langs)
         if verb == "auto":
-            return self._auto_reply(channel_id, rest.strip().lower(), langs)
+            return auto_reply(self.storage, channel_id, rest.strip().lower(), langs)
         if verb == "digest":
             return self.digest_preview(langs)
+        if verb == "nodes":
+            return nodes_reply(self.nodes.repeated(), self.nodes.window.days, langs)
         if verb == "topics":
             return topics_reply(self.vocabulary(), langs)
         if verb == "topic":
@@ -384,24 +391,6 @@ class IncidentService:
             update={"plain": local.plain + "\n\n" + extra.plain, "blocks": [*local.blocks, *extra.blocks]}
         )
 
-    def _lang_reply(self, user_id: str | None, value: str, langs: Sequence[Lang]) -> Reply:
-        if value not in {"en", "ko", "both"}:
-            return say("lang.usage", langs)
-        if not user_id:
-            return say("lang.no_user", langs)
-        self.storage.set_user_lang(user_id, value)  # type: ignore[arg-type]  # checked just above
-        if value == "both":
-            return say("lang.saved_both", langs)
-        return say("lang.saved", langs_for(value, None), value=value)  # type: ignore[arg-type]  # en or ko
-
-    def _auto_reply(self, channel_id: str | None, value: str, langs: Sequence[Lang]) -> Reply:
-        if value not in {"on", "off"}:
-            return say("auto.usage", langs)
-        if not channel_id:
-            return say("auto.no_channel", langs)
-        self.storage.set_channel_auto(channel_id, value == "on")
-        return say("auto.saved", langs, value=value)
-
     # -- digest -------------------------------------------------------------------------------------
 
     def digest_candidates(self) -> list[WithReview]:
@@ -410,6 +399,14 @@ class IncidentService:
         stored = self.latest_reviews()
         summaries = self._state.library.summaries.values()
         return [WithReview(s, stored[s.id].reviewed_at if s.id in stored else None) for s in summaries]
+
+    def digest_nodes(self, start: datetime, end: datetime) -> list[tuple[str, str]]:
+        """The digest's node section: hosts that failed more than once in its period (storage trouble: none)."""
+        try:
+            return host_lines(self.nodes.repeated_between(start, end), "en")
+        except StorageError as exc:
+            log.warning("node memory not read for the digest: %s", exc)
+            return []
 
     def digest_plan(self) -> DigestPlan:
         """The next digest: its period (in the digest's time zone) and the cases it will carry; the same

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.app.nodes import parse_aliases as parse_node_aliases
 from bot.app.service import IncidentService
 from bot.app.services import Services
 from bot.app.workers import WorkerPools
@@ -76,6 +77,9 @@ def build_service(settings: Settings, storage: Storage | None = None, *, migrate
         reviewers=frozenset(user.strip() for user in settings.reviewers.split(",") if user.strip()),
         example_retention=timedelta(days=settings.example_retention_days),
         case_id_prefix=settings.case_id_prefix.upper(),
+        node_window=timedelta(days=settings.node_memory_days),
+        node_retention=timedelta(days=max(settings.node_retention_days, settings.node_memory_days)),
+        node_aliases=parse_node_aliases(settings.node_aliases),
     )
     if migrate:
         service.refresh_examples()

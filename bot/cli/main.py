@@ -25,6 +25,7 @@ from bot.cli.drafts_cmd import cmd_draft_export, cmd_drafts, cmd_review
 from bot.cli.examples_cmd import cmd_examples
 from bot.cli.inputs import read_file, read_stream
 from bot.cli.mcp_cmd import cmd_mcp
+from bot.cli.nodes_cmd import cmd_nodes
 from bot.cli.parser import Command
 from bot.cli.parser import build_parser as parse_args_for
 from bot.cli.stats_cmd import cmd_stats
@@ -129,6 +130,7 @@ def _cmd_digest(args: argparse.Namespace) -> int:
         settings.digest_channel,
         DigestParams.from_settings(settings),
         cases=service.digest_candidates,
+        nodes=service.digest_nodes,
         lookup=lambda case_id: service.library.cases.get(case_id),
         clock=lambda: datetime.now(UTC),
     )
@@ -214,6 +216,7 @@ COMMANDS: dict[str, Command] = {
     "review": cmd_review,
     "topics": cmd_topics,
     "mcp": cmd_mcp,
+    "nodes": cmd_nodes,
 }
 
 

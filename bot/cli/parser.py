@@ -203,6 +203,16 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     )
     mcp.add_argument("--http", action="store_true", help="Streamable HTTP on MCP_HOST:MCP_PORT instead of stdio")
 
+    nodes = _sub(
+        sub,
+        "nodes",
+        commands["nodes"],
+        "hosts that failed more than once (NODE_MEMORY_DAYS), newest first, with their cases and threads",
+        "  incident-bot nodes\n  incident-bot nodes --days 7 --json\n",
+    )
+    nodes.add_argument("--days", type=int, help="look back this many days (default NODE_MEMORY_DAYS)")
+    nodes.add_argument("--json", action="store_true", help="print JSON")
+
     topics = _sub(
         sub,
         "topics",

@@ -239,3 +239,16 @@ def build_digest_messages(
         used_chars += len(text)
     parts = len(groups)
     return [_message(group, langs, period, len(cases), i + 1, parts) for i, group in enumerate(groups)]
+
+
+def nodes_message(lines: Sequence[tuple[str, str]], langs: Sequence[Lang], period: str) -> DigestMessage:
+    """The digest's last part: the hosts that failed more than once in its period (``lines`` as
+    ``bot.replies.nodes.host_lines`` makes them)."""
+    heading = " / ".join(label("digest.nodes", lang) for lang in langs)
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": heading[:150], "emoji": False}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": escape_mrkdwn(period)}]},
+        {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(md for md, _ in lines[:15])[:2900]}},
+    ]
+    text = "\n".join([escape_mrkdwn(heading), *(escape_mrkdwn(plain) for _, plain in lines[:15])])
+    return DigestMessage(text, blocks)

@@ -27,6 +27,7 @@ from bot.digest.content import (
     Reviewed,
     build_digest_messages,
     latest_slot,
+    nodes_message,
     period_key,
     previous_slot,
     select_new_cases,
@@ -124,6 +125,7 @@ class DigestRunner:
         owner: str | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         lookup: Callable[[str], Case | None] | None = None,
+        nodes: Callable[[datetime, datetime], Sequence[tuple[str, str]]] | None = None,
     ) -> None:
         """``cases``: what may go into a digest (whole cases, or summaries with ``lookup`` to read a chosen
         one in full)."""
@@ -133,6 +135,8 @@ class DigestRunner:
         self.params = params
         self.cases = cases
         self.lookup = lookup
+        # (mrkdwn, plain) lines of the hosts that failed more than once between two times (node memory).
+        self.nodes = nodes
         self.clock = clock
         self.owner = owner or default_owner()
         self._sleep = sleep
@@ -230,7 +234,13 @@ class DigestRunner:
 
     def _render(self, chosen: Sequence[Case], slot: datetime) -> list[DigestMessage]:
         start = previous_slot(self.params.cron, self.params.timezone, slot)
-        return build_digest_messages(chosen, start, slot, self.params.lang_order, self.params.post_empty)
+        messages = build_digest_messages(chosen, start, slot, self.params.lang_order, self.params.post_empty)
+        # The period is fixed, so a takeover renders the same node section: it is one more part, posted once.
+        repeated = self.nodes(start, slot) if self.nodes is not None else []
+        if repeated:
+            period = f"{start:%Y-%m-%d %H:%M} – {slot:%Y-%m-%d %H:%M %Z}"
+            messages.append(nodes_message(repeated, self.params.lang_order, period))
+        return messages
 
     # ----------------------------------------------------------------------------------------------
     # Slack calls

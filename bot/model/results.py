@@ -132,3 +132,20 @@ class ReviewRecord:
     reviewed_at: datetime
     note: str = ""
     id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeEvent:
+    """A host an answer named (``bot.app.nodes``): whether it *failed* or only *reported* the failure (a
+    collective timeout every healthy rank prints), the case and class, and where the answer was."""
+
+    host: str
+    case_id: str
+    failure_class: str
+    failed: bool
+    channel: str
+    ts: str  # the answered message's ts ("" for an answer shown only to one person)
+    created_at: datetime
+    pci: str = ""
+    gpu: str = ""
+    id: int | None = None

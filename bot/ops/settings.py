@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     example_retention_days: int = Field(default=90, ge=1, le=3650, validation_alias="EXAMPLE_RETENTION_DAYS")
     # Slack user ids (comma-separated) whose confirmation alone makes an example decisive.
     reviewers: str = Field(default="", validation_alias="REVIEWERS")
+    node_memory_days: int = Field(default=14, ge=1, le=365, validation_alias="NODE_MEMORY_DAYS")
+    node_retention_days: int = Field(default=90, ge=1, le=3650, validation_alias="NODE_RETENTION_DAYS")
+    node_aliases: str = Field(default="", validation_alias="NODE_ALIASES")
     mcp_host: str = Field(default="127.0.0.1", validation_alias="MCP_HOST")
     mcp_port: int = Field(default=8765, ge=0, le=65535, validation_alias="MCP_PORT")
     mcp_token: SecretStr | None = Field(default=None, validation_alias="MCP_TOKEN")

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.model.case import Case, Lang, Localized, RunbookStep
-from bot.model.results import Evidence, Match, MatchResult, SuspectInfo
+from bot.model.results import Evidence, Match, MatchResult, NodeEvent, SuspectInfo
 from bot.replies.labels import TIER_TEXT, label
 from bot.replies.mrkdwn import escape_mrkdwn
+from bot.replies.nodes import repeat_text
 
 MAX_LINES = 15
 MAX_CHARS = 2000
@@ -136,11 +137,20 @@ def suspects_text(info: SuspectInfo, lang: Lang) -> str:
     return " · ".join(bits) if bits else info.summary
 
 
-def suspects(info: SuspectInfo | None, langs: Sequence[Lang]) -> list[Line]:
+def suspects(
+    info: SuspectInfo | None,
+    langs: Sequence[Lang],
+    history: Mapping[str, Sequence[NodeEvent]] | None = None,
+    now_class: str = "",
+) -> list[Line]:
     if info is None or not (info.summary or info.hosts):
         return []
     first = suspects_text(info, langs[0])
     lines = [Line(escape_mrkdwn(first), first)]
+    for host, earlier in list((history or {}).items())[:2]:
+        if earlier:
+            md, plain = repeat_text(host, earlier, langs[0], now_class)
+            lines.append(Line(f"⚠️ {md}", f"! {plain}"))
     other = _other(langs)
     if other:
         second = suspects_text(info, other)
@@ -149,20 +159,28 @@ def suspects(info: SuspectInfo | None, langs: Sequence[Lang]) -> list[Line]:
     return lines
 
 
-def chosen_steps(case: Case, fills: dict[str, str]) -> list[RunbookStep]:
+def chosen_steps(case: Case, fills: dict[str, str], drain_first: bool = False) -> list[RunbookStep]:
     """The first steps of the runbook; when the paste names the node and none of them uses it, the first
-    step that does takes the last place (the reader should see the node in a command)."""
-    steps = list(case.runbook[:STEPS_SHOWN])
+    step that does takes the last place (the reader should see the node in a command). With
+    ``drain_first`` (the node failed before) the drain step comes first."""
+    runbook = list(case.runbook)
+    if drain_first:
+        drain = next((s for s in runbook if s.command and "state=drain" in s.command), None)
+        if drain is not None:
+            runbook = [drain, *(s for s in runbook if s is not drain)]
+    steps = runbook[:STEPS_SHOWN]
     if "node" in fills and not any(s.command and "{node}" in s.command for s in steps):
-        with_node = next((s for s in case.runbook if s.command and "{node}" in s.command), None)
+        with_node = next((s for s in runbook if s.command and "{node}" in s.command), None)
         if with_node is not None:
             steps = [*steps[: STEPS_SHOWN - 1], with_node]
     return steps
 
 
-def steps(case: Case, fills: dict[str, str], langs: Sequence[Lang], count: int) -> Line | None:
+def steps(
+    case: Case, fills: dict[str, str], langs: Sequence[Lang], count: int, drain_first: bool = False
+) -> Line | None:
     """The "do now" block with the first ``count`` chosen steps (text in both languages, command filled)."""
-    shown = chosen_steps(case, fills)[:count]
+    shown = chosen_steps(case, fills, drain_first)[:count]
     if not shown:
         return None
     other = _other(langs)
@@ -216,18 +234,25 @@ def _fits(parts: Sequence[Line]) -> bool:
 
 
 def first_reply_lines(
-    result: MatchResult, case: Case, langs: Sequence[Lang], notes: str = "", fills: dict[str, str] | None = None
+    result: MatchResult,
+    case: Case,
+    langs: Sequence[Lang],
+    notes: str = "",
+    fills: dict[str, str] | None = None,
+    history: Mapping[str, Sequence[NodeEvent]] | None = None,
 ) -> list[Line]:
     """The blocks of the first reply to ``result`` (whose best match is ``case``), in order: the head
     (verdict, evidence, suspects), as many steps as fit, the "why" lines that still fit, the notes."""
     best = result.matches[0]
     named = [cid for cid in result.reply_case_ids if cid != best.case_id]
     fills = fills or {}
-    head = [*verdict(case, best, named, langs), *evidence(best, langs[0]), *suspects(result.suspects, langs)]
+    again = any(history.values()) if history else False
+    found = suspects(result.suspects, langs, history, case.failure_class or "")
+    head = [*verdict(case, best, named, langs), *evidence(best, langs[0]), *found]
     note = [Line(f"_{escape_mrkdwn(notes)}_", notes, "context")] if notes else []
     core = head
     for count in range(STEPS_SHOWN, 0, -1):
-        block = steps(case, fills, langs, count)
+        block = steps(case, fills, langs, count, drain_first=again)
         if block is not None and _fits([*head, block, *note]):
             core = [*head, block]
             break

@@ -11,6 +11,7 @@ from bot.model.results import ReviewRecord
 from bot.replies.blocks import HOME_BLOCKS, case_title, context, cut, header, section
 from bot.replies.buttons import text
 from bot.replies.mrkdwn import escape_mrkdwn, link
+from bot.replies.nodes import words as node_words
 
 HOME_LIST = 10  # cases per list on the Home tab
 
@@ -80,6 +81,7 @@ def build_home_view(
     feedback_summary: FeedbackSummary,
     langs: Sequence[Lang],
     reviews: Mapping[str, ReviewRecord] | None = None,
+    nodes: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """The Home tab (``views.publish``): recently reviewed cases, the cases matched most in the last 30
     days, and how often answers were judged helpful. At most :data:`HOME_LIST` cases per list, each
@@ -100,6 +102,9 @@ def build_home_view(
         for case, count in most_matched[:HOME_LIST]
     ]
     blocks.append(_list_section(matched, len(most_matched), lang))
+    if nodes:
+        blocks += [{"type": "divider"}, header(node_words("heading", lang))]
+        blocks.append(section("\n".join(md for md, _ in nodes[:HOME_LIST])))
     blocks += [{"type": "divider"}, header(text("home.feedback", lang))]
     total = feedback_summary.helpful + feedback_summary.not_helpful
     if total:

@@ -115,6 +115,10 @@ LABELS.update(
         "org": {"en": "Org", "ko": "조직"},
         "date": {"en": "Date", "ko": "날짜"},
         "digest.count": {"en": "Cases: {n}", "ko": "사례 {n}건"},
+        "digest.nodes": {
+            "en": "Nodes that failed more than once this week",
+            "ko": "이번 주 두 번 이상 실패한 노드",
+        },
     }
 )
 

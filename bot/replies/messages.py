@@ -13,6 +13,7 @@ HELP: dict[Lang, str] = {
 /incident                    the most recent cases
 /incident search WORDS       search titles, summaries, components and root causes (component:nccl filters)
 /incident similar ID         cases that share components, root cause or symptoms
+/incident nodes              hosts that failed more than once lately, with their cases and threads
 /incident topics             the library's topics: failure classes, components, causes, symptoms
 /incident topic nccl [page]  every case of a topic (class:, component:, cause:, symptom: narrow it)
 /incident lang en|ko|both    which language comes first in answers (both: follow your Slack locale)
@@ -27,6 +28,7 @@ Paste a log in a channel the bot is in and it answers in the thread when it reco
 /incident                    최근 사례
 /incident search 단어        제목, 요약, 구성 요소, 근본 원인에서 찾기
 /incident similar ID         구성 요소, 근본 원인, 증상이 겹치는 사례
+/incident nodes              최근 두 번 이상 실패한 노드와 그 사례, 스레드
 /incident topics             라이브러리의 주제: 장애 유형, 구성 요소, 원인, 증상
 /incident topic nccl [쪽]    한 주제의 모든 사례 (class:, component:, cause:, symptom: 으로 좁히기)
 /incident lang en|ko|both    답변에서 먼저 보일 언어 (both: Slack 언어 설정을 따름)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.model.case import Case, Lang, Localized
-from bot.model.results import Button, Match, MatchResult, Reply, ReviewRecord, SuspectInfo
+from bot.model.results import Button, Match, MatchResult, NodeEvent, Reply, ReviewRecord, SuspectInfo
 from bot.replies.blocks import context
 from bot.replies.first import evidence_words, fill_command, first_reply_lines
 from bot.replies.labels import TIER_TEXT, label
@@ -221,6 +221,7 @@ def match_reply(
     suspects: str | None = None,
     fills: dict[str, str] | None = None,
     buttons: Sequence[Button] = (),
+    history: Mapping[str, Sequence[NodeEvent]] | None = None,
 ) -> Reply:
     """The answer to a paste: one screen (``bot.replies.first``): the verdict, the matched line, the
     suspects, what to do first with filled commands, and why. Runner-ups and the full case are behind
@@ -240,7 +241,7 @@ def match_reply(
     if info is None and suspects:
         info = SuspectInfo(failed=True, summary=suspects, fills=fills or {})
     shown = result.model_copy(update={"suspects": info})
-    for line in first_reply_lines(shown, case, langs, _notes_text(result), fills or {}):
+    for line in first_reply_lines(shown, case, langs, _notes_text(result), fills or {}, history):
         doc.add(line.text, line.plain, line.kind)
     named = [best.case_id, *[cid for cid in result.reply_case_ids if cid != best.case_id]]
     fallback = f"{best.case_id} ({TIER_TEXT[best.tier.value][lang]}): {_title_line(case, lang)[1]}"

@@ -60,6 +60,7 @@ def build_digest_schedule(settings: Settings, service: IncidentService) -> Diges
         settings.digest_channel,
         DigestParams.from_settings(settings),
         cases=service.digest_candidates,
+        nodes=service.digest_nodes,
         lookup=lambda case_id: service.library.cases.get(case_id),
         clock=service.now,
         metrics=service.metrics,

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 from bot.model.case import LangPref
-from bot.model.results import DraftRecord, ExampleRecord, ReviewRecord, Vote
+from bot.model.results import DraftRecord, ExampleRecord, NodeEvent, ReviewRecord, Vote
 
 __all__ = [
     "DigestClaim",
@@ -23,6 +23,7 @@ __all__ = [
     "ExampleRecord",
     "FeedbackCount",
     "LangPref",
+    "NodeEvent",
     "ReplyRecord",
     "ReviewRecord",
     "Storage",
@@ -183,6 +184,13 @@ class Storage(Protocol):
 
     def list_reviews(self, case_id: str | None = None) -> list[ReviewRecord]:
         """Reviews (of one case), oldest first."""
+
+    # node memory -------------------------------------------------------------------------------------
+    def add_node_events(self, events: tuple[NodeEvent, ...], purge_before: datetime) -> None:
+        """Store the hosts an answer named; events older than ``purge_before`` are deleted on the way."""
+
+    def node_events(self, since: datetime, hosts: tuple[str, ...] | None = None) -> list[NodeEvent]:
+        """Events created at or after ``since`` (of ``hosts``, as stored), newest first."""
 
     # digest ledger ------------------------------------------------------------------------------------
     def digested_case_ids(self) -> set[str]:

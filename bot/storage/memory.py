@@ -16,6 +16,7 @@ from bot.storage.base import (
     ExampleRecord,
     FeedbackCount,
     LangPref,
+    NodeEvent,
     ReplyRecord,
     ReviewRecord,
     Vote,
@@ -37,6 +38,7 @@ class MemoryStorage:
         self._example_ids = 0
         self._drafts: list[DraftRecord] = []
         self._reviews: list[ReviewRecord] = []
+        self._nodes: list[NodeEvent] = []
 
     def migrate(self) -> None:
         return None
@@ -177,6 +179,16 @@ class MemoryStorage:
     def list_reviews(self, case_id: str | None = None) -> list[ReviewRecord]:
         found = [r for r in self._reviews if case_id in (None, r.case_id)]
         return sorted(found, key=lambda r: (r.reviewed_at, r.id or 0))
+
+    def add_node_events(self, events: tuple[NodeEvent, ...], purge_before: datetime) -> None:
+        with self._lock:
+            self._nodes = [e for e in self._nodes if e.created_at >= purge_before]
+            for event in events:
+                self._nodes.append(replace(event, id=len(self._nodes) + 1))
+
+    def node_events(self, since: datetime, hosts: tuple[str, ...] | None = None) -> list[NodeEvent]:
+        found = [e for e in self._nodes if e.created_at >= since and (hosts is None or e.host in hosts)]
+        return sorted(found, key=lambda e: (e.created_at, e.id or 0), reverse=True)
 
     def digested_case_ids(self) -> set[str]:
         return {case_id for entry in self._digests.values() for case_id in entry.case_ids}

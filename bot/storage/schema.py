@@ -161,3 +161,22 @@ reviews = Table(
     Index("reviews_case", "case_id", "reviewed_at"),
     sqlite_autoincrement=True,
 )
+
+# Hosts named by answers (``bot.app.nodes``): what failed where, for repeat failures.
+node_events = Table(
+    "node_events",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("host", Text, nullable=False),
+    Column("pci", Text, nullable=False),
+    Column("gpu", Text, nullable=False),
+    Column("case_id", Text, nullable=False),
+    Column("failure_class", Text, nullable=False),
+    Column("failed", Boolean, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("ts", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Index("node_events_host", "host", "created_at"),
+    Index("node_events_created", "created_at"),
+    sqlite_autoincrement=True,
+)

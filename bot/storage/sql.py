@@ -18,32 +18,26 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.storage.base import (
     DigestClaim,
     DigestEntry,
-    DraftRecord,
-    ExampleRecord,
     FeedbackCount,
     LangPref,
     ReplyRecord,
-    ReviewRecord,
     Vote,
-    line_key,
 )
 from bot.storage.dialects import IMMEDIATE, insert_for, make_engine, storage_error
 from bot.storage.schema import (
     channel_prefs,
     digests,
-    drafts,
     events,
-    examples,
     feedback,
     replies,
-    reviews,
     user_prefs,
 )
+from bot.storage.sql_learning import LearningTables
 
 _PURGE_EVERY = 100
 
 
-class SqlStorage:
+class SqlStorage(LearningTables):
     """The :class:`bot.storage.base.Storage` interface for a ``DATABASE_URL``; thread-safe (a small
     connection pool). Open it with :func:`bot.storage.open_storage`."""
 
@@ -237,117 +231,6 @@ class SqlStorage:
         )
         rows: list[Any] = self._rows(statement)
         return [FeedbackCount(str(case_id), int(helpful), int(unhelpful)) for case_id, helpful, unhelpful in rows]
-
-    # confirmed examples -------------------------------------------------------------------------------
-    def add_examples(
-        self, case_id: str, lines: tuple[str, ...], user_id: str, channel: str, reply_id: int, now: datetime
-    ) -> int:
-        if not lines:
-            return 0
-        with self._write() as conn:
-            for line in dict.fromkeys(lines):
-                key = {"case_id": case_id, "user_id": user_id, "line_key": line_key(line)}
-                values = {"line": line, "channel": channel, "reply_id": reply_id, "created_at": now}
-                conn.execute(
-                    self._insert(examples)
-                    .values(**key, **values, rejections=0)
-                    .on_conflict_do_update(index_elements=[examples.c[name] for name in key], set_=values)
-                )
-        return len(dict.fromkeys(lines))
-
-    def withdraw_examples(self, reply_id: int, user_id: str, case_id: str) -> int:
-        statement = examples.delete().where(
-            examples.c.reply_id == reply_id, examples.c.user_id == user_id, examples.c.case_id == case_id
-        )
-        with self._write() as conn:
-            return int(conn.execute(statement).rowcount or 0)
-
-    def reject_examples(self, case_id: str, lines: tuple[str, ...]) -> int:
-        if not lines:
-            return 0
-        keys = [line_key(line) for line in lines]
-        statement = (
-            update(examples)
-            .where(examples.c.case_id == case_id, examples.c.line_key.in_(keys))
-            .values(rejections=examples.c.rejections + 1)
-        )
-        with self._write() as conn:
-            return int(conn.execute(statement).rowcount or 0)
-
-    def list_examples(self, since: datetime, case_id: str | None = None) -> list[ExampleRecord]:
-        statement = select(examples).where(examples.c.created_at >= since).order_by(examples.c.id)
-        if case_id is not None:
-            statement = statement.where(examples.c.case_id == case_id)
-        return [
-            ExampleRecord(
-                case_id=row.case_id,
-                line=row.line,
-                user_id=row.user_id,
-                channel=row.channel,
-                reply_id=int(row.reply_id),
-                created_at=row.created_at,
-                rejections=int(row.rejections),
-                id=int(row.id),
-            )
-            for row in self._rows(statement)
-        ]
-
-    def examples_version(self, since: datetime) -> tuple[int, int]:
-        statement = select(func.count(), func.coalesce(func.max(examples.c.id), 0)).where(
-            examples.c.created_at >= since
-        )
-        row: Any = self._rows(statement)[0]
-        return int(row[0]), int(row[1])
-
-    def purge_examples(self, before: datetime) -> int:
-        with self._write() as conn:
-            return int(conn.execute(examples.delete().where(examples.c.created_at < before)).rowcount or 0)
-
-    # drafts and reviews ------------------------------------------------------------------------------
-    def _insert_row(self, table: Any, values: dict[str, Any]) -> int:
-        with self._write() as conn:
-            found = conn.execute(table.insert().values(**values).returning(table.c.id)).first()
-        assert found is not None  # INSERT ... RETURNING always returns the row
-        return int(found[0])
-
-    def add_draft(self, draft: DraftRecord) -> int:
-        values = {
-            "author": draft.author,
-            "channel": draft.channel,
-            "permalink": draft.permalink,
-            "fields": draft.fields,
-            "created_at": draft.created_at,
-        }
-        return self._insert_row(drafts, values)
-
-    @staticmethod
-    def _draft(row: Row[Any]) -> DraftRecord:
-        return DraftRecord(row.author, row.channel, row.permalink, dict(row.fields), row.created_at, int(row.id))
-
-    def get_draft(self, draft_id: int) -> DraftRecord | None:
-        rows = self._rows(select(drafts).where(drafts.c.id == draft_id))
-        return self._draft(rows[0]) if rows else None
-
-    def list_drafts(self) -> list[DraftRecord]:
-        return [self._draft(row) for row in self._rows(select(drafts).order_by(drafts.c.id.desc()))]
-
-    def add_review(self, review: ReviewRecord) -> int:
-        values = {
-            "case_id": review.case_id,
-            "reviewer": review.reviewer,
-            "reviewed_at": review.reviewed_at,
-            "note": review.note,
-        }
-        return self._insert_row(reviews, values)
-
-    def list_reviews(self, case_id: str | None = None) -> list[ReviewRecord]:
-        statement = select(reviews).order_by(reviews.c.reviewed_at, reviews.c.id)
-        if case_id is not None:
-            statement = statement.where(reviews.c.case_id == case_id)
-        return [
-            ReviewRecord(row.case_id, row.reviewer, row.reviewed_at, row.note, int(row.id))
-            for row in self._rows(statement)
-        ]
 
     # digest ledger ------------------------------------------------------------------------------------
     @staticmethod

@@ -1,0 +1,116 @@
+"""Node memory: every answer records the hosts it named (failed, or only reporting a collective failure),
+so a host that failed before is named as such the next time, before the next job lands on it.
+
+Hosts are compared lower-case, through ``NODE_ALIASES`` (``short=fqdn`` pairs), and by their first DNS label
+(``gpu-b07.cluster.example`` is ``gpu-b07``). Only the team's own pastes are stored; events older than
+``NODE_RETENTION_DAYS`` are deleted as new ones arrive.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.model.results import MatchResult, NodeEvent
+from bot.storage.base import Storage, StorageError
+
+log = logging.getLogger("incident_bot.nodes")
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where an answer went: the channel and the answered message's ts ("" when shown to one person)."""
+
+    channel: str
+    ts: str = ""
+
+
+def parse_aliases(raw: str) -> dict[str, str]:
+    """``NODE_ALIASES``: ``gpu-b07=gpu-b07.dc1.example,n7=gpu-b07`` (each name to the one it stands for)."""
+    pairs = {}
+    for item in raw.split(","):
+        name, _, canonical = item.partition("=")
+        if name.strip() and canonical.strip():
+            pairs[name.strip().lower()] = canonical.strip().lower()
+    return pairs
+
+
+@dataclass
+class NodeMemory:
+    storage: Storage
+    window: timedelta
+    retention: timedelta
+    aliases: Mapping[str, str]
+    now: Callable[[], datetime]
+
+    def canonical(self, host: str) -> str:
+        name = host.strip().lower()
+        name = self.aliases.get(name, name)
+        try:
+            ipaddress.ip_address(name)
+            return name
+        except ValueError:
+            return name.split(".", 1)[0] if "." in name else name
+
+    def events_of(self, result: MatchResult, where: Where) -> tuple[NodeEvent, ...]:
+        info, best = result.suspects, result.best
+        if info is None or best is None or not info.hosts:
+            return ()
+        pci = info.pci[0] if len(info.pci) == 1 else ""
+        gpu = str(info.gpus[0]) if len(info.gpus) == 1 else ""
+        now = self.now()
+        hosts = dict.fromkeys(self.canonical(h) for h in list(info.hosts)[:8])
+        return tuple(
+            NodeEvent(host, best.case_id, best.failure_class or "", info.failed, where.channel, where.ts, now, pci, gpu)
+            for host in hosts
+        )
+
+    def history(self, result: MatchResult) -> dict[str, list[NodeEvent]]:
+        """Earlier failures, within the window, of the hosts ``result`` says failed (newest first); a host
+        that only reported a collective failure is neither looked up nor counted."""
+        info = result.suspects
+        if info is None or not info.failed or not info.hosts:
+            return {}
+        hosts = tuple(dict.fromkeys(self.canonical(h) for h in list(info.hosts)[:8]))
+        try:
+            events = self.storage.node_events(self.now() - self.window, hosts)
+        except StorageError as exc:
+            log.warning("node memory not read: %s", exc)
+            return {}
+        found: dict[str, list[NodeEvent]] = defaultdict(list)
+        for event in events:
+            if event.failed:
+                found[event.host].append(event)
+        return dict(found)
+
+    def remember(self, result: MatchResult, where: Where) -> None:
+        events = self.events_of(result, where)
+        if not events:
+            return
+        try:
+            self.storage.add_node_events(events, self.now() - self.retention)
+        except StorageError as exc:
+            log.warning("node memory not written: %s", exc)
+
+    def repeated_between(self, start: datetime, end: datetime) -> list[tuple[str, list[NodeEvent]]]:
+        """Hosts that failed more than once in ``[start, end]``, newest first."""
+        by_host: dict[str, list[NodeEvent]] = defaultdict(list)
+        for event in self.storage.node_events(start):
+            if event.failed and event.created_at <= end:
+                by_host[event.host].append(event)
+        repeated = [(host, events) for host, events in by_host.items() if len(events) > 1]
+        return sorted(repeated, key=lambda item: (item[1][0].created_at, item[0]), reverse=True)
+
+    def repeated(self, days: int | None = None) -> list[tuple[str, list[NodeEvent]]]:
+        """Hosts that failed more than once in the last ``days`` (default: the window), newest first."""
+        since = self.now() - (timedelta(days=days) if days is not None else self.window)
+        by_host: dict[str, list[NodeEvent]] = defaultdict(list)
+        for event in self.storage.node_events(since):
+            if event.failed:
+                by_host[event.host].append(event)
+        repeated = [(host, events) for host, events in by_host.items() if len(events) > 1]
+        return sorted(repeated, key=lambda item: (item[1][0].created_at, item[0]), reverse=True)

@@ -1,0 +1,88 @@
+"""Pure: what the reply, ``/incident nodes``, App Home and the digest say about hosts that failed again."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from bot.model.case import Lang
+from bot.model.results import NodeEvent, Reply
+from bot.replies.blocks import header, section
+from bot.replies.mrkdwn import escape_mrkdwn, fallback, link
+
+_TEXT: dict[str, dict[Lang, str]] = {
+    "repeat": {
+        "en": "{host} failed {n} times since {since} ({kinds})",
+        "ko": "{host}: {since} 이후 {n}번 실패 ({kinds})",
+    },
+    "earlier": {"en": "earlier", "ko": "이전"},
+    "heading": {"en": "Nodes that failed more than once", "ko": "두 번 이상 실패한 노드"},
+    "none": {
+        "en": "No node failed more than once in the last {days} days.",
+        "ko": "최근 {days}일 동안 두 번 이상 실패한 노드가 없습니다.",
+    },
+    "week": {"en": "Nodes that failed more than once this week", "ko": "이번 주 두 번 이상 실패한 노드"},
+}
+
+
+def words(key: str, lang: Lang, **values: object) -> str:
+    return _TEXT[key][lang].format(**values)
+
+
+def thread_link(event: NodeEvent) -> str | None:
+    """The answered message in its channel (not a DM, not a private answer)."""
+    if not event.ts or not event.channel or event.channel.startswith("D"):
+        return None
+    return f"https://slack.com/archives/{event.channel}/p{event.ts.replace('.', '')}"
+
+
+def repeat_text(host: str, earlier: Sequence[NodeEvent], lang: Lang, now_class: str = "") -> tuple[str, str]:
+    """``gpu-b07 failed 3 times since Mon 30 Nov (gpu-memory-ecc ×2, …)`` (this failure, of class
+    ``now_class``, counted too) and links to the earlier threads, as (mrkdwn, plain)."""
+    since = min(e.created_at for e in earlier)
+    classes = [e.failure_class or e.case_id for e in earlier] + ([now_class] if now_class else [])
+    kinds = ", ".join(f"{name} ×{count}" for name, count in Counter(classes).most_common(3))
+    said = words("repeat", lang, host=host, n=len(earlier) + 1, since=f"{since:%a %d %b}", kinds=kinds)
+    links = [(str(number), url) for number, e in enumerate(earlier[:3], start=1) if (url := thread_link(e))]
+    md = escape_mrkdwn(said)
+    plain = said
+    if links:
+        md += f" · {escape_mrkdwn(words('earlier', lang))}: " + " ".join(link(url, label) for label, url in links)
+        plain += f" · {words('earlier', lang)}: " + " ".join(url for _, url in links)
+    return md, plain
+
+
+def host_lines(
+    repeated: Sequence[tuple[str, Sequence[NodeEvent]]], lang: Lang, limit: int = 10
+) -> list[tuple[str, str]]:
+    """One (mrkdwn, plain) line per host: the count, the cases, the newest threads."""
+    out = []
+    for host, events in repeated[:limit]:
+        cases = ", ".join(dict.fromkeys(e.case_id for e in events))
+        newest = f"{events[0].created_at:%Y-%m-%d %H:%M}"
+        links = [url for e in events[:3] if (url := thread_link(e))]
+        plain = f"{host} ×{len(events)} · {cases} · {newest}" + (f" · {' '.join(links)}" if links else "")
+        md = f"• *{escape_mrkdwn(host)}* ×{len(events)} · {escape_mrkdwn(cases)} · {escape_mrkdwn(newest)}"
+        if links:
+            md += " · " + " ".join(link(url, str(n)) for n, url in enumerate(links, start=1))
+        out.append((md, plain))
+    return out
+
+
+def nodes_reply(repeated: Sequence[tuple[str, Sequence[NodeEvent]]], days: int, langs: Sequence[Lang]) -> Reply:
+    """``/incident nodes``: hosts that failed more than once in the window, newest first, with their cases
+    and threads."""
+    lang = langs[0]
+    heading = " / ".join(words("heading", lg) for lg in langs)
+    lines = host_lines(repeated, lang)
+    blocks = [header(heading)]
+    plain = [heading]
+    if not lines:
+        none = words("none", lang, days=days)
+        blocks.append(section(escape_mrkdwn(none)))
+        plain.append(none)
+    for start in range(0, len(lines), 10):
+        part = lines[start : start + 10]
+        blocks.append(section("\n".join(md for md, _ in part)))
+        plain += [f"  {text}" for _, text in part]
+    return Reply(text=fallback(heading), blocks=blocks, plain="\n".join(plain))

@@ -1,0 +1,190 @@
+"""Remember the nodes: a host that failed before is named, with its earlier threads, before the next job lands
+on it; a host that only reported a collective timeout is never counted; ``nodes``, App Home and the digest.
+
+End to end over signed Slack requests and the fake Web API, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_slack import FakeSlack
+from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event
+
+from bot.app.nodes import NodeMemory, Where, parse_aliases
+from bot.app.service import IncidentService
+from bot.cli.main import main
+from bot.digest.runner import DigestParams, DigestRunner, RetryPolicy, digest_client
+from bot.library.case_store import CaseLibrary
+from bot.model.results import MatchResult, NodeEvent, SuspectInfo
+from bot.storage import Storage
+from bot.storage.memory import MemoryStorage
+
+ECC = (
+    "Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)\n"
+    "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+)
+XID79 = (
+    "Mar  5 11:40:02 GPU-A17 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, "
+    "GPU has fallen off the bus.\n"
+)
+WATCHDOG = (
+    "gpu-a17: [rank3]:[E1120 14:02:11.123 ProcessGroupNCCL.cpp:1595] [PG 0 Rank 3] Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+    "600012 milliseconds before timing out.\n"
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.value = datetime(2026, 11, 30, 1, 0, tzinfo=UTC)  # Monday 10:00 KST
+
+    def __call__(self) -> datetime:
+        return self.value
+
+
+@pytest.fixture
+async def h(fake: HarnessSlack, storage: Storage, library: CaseLibrary) -> AsyncIterator[tuple[SlackHarness, Clock]]:
+    clock = Clock()
+    service = IncidentService(library, storage, deadline_s=20.0, now=clock)
+    async with SlackHarness(fake, service, harness_settings(fake)) as harness:
+        yield harness, clock
+
+
+async def paste(h: SlackHarness, text: str, channel: str, user: str = "U1") -> dict[str, Any]:
+    event = message_event(text, channel=channel, user=user)
+    await h.event(event)
+    await h.settle()
+    [posted] = h.fake.posted(channel)[-1:]
+    return {**posted, "answered": event["ts"]}
+
+
+async def test_a_node_that_failed_before_is_named_with_its_thread(
+    h: tuple[SlackHarness, Clock], storage: Storage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    harness, clock = h
+    first = await paste(harness, ECC, "C1")
+    assert "failed 2 times" not in json.dumps(first["blocks"])
+    clock.value += timedelta(days=1)
+    second = await paste(harness, XID79, "C2")
+    shown = json.dumps(second["blocks"], ensure_ascii=False)
+    link = f"https://slack.com/archives/C1/p{first['answered'].replace('.', '')}"
+    assert "gpu-a17 failed 2 times since Mon 30 Nov" in shown and link in shown
+    assert "gpu-memory-ecc ×1" in shown and "gpu-lost-gsp-nvlink ×1" in shown
+    do_now = next(b["text"]["text"] for b in second["blocks"] if "Do now" in b.get("text", {}).get("text", ""))
+    assert do_now.split("\n")[1].lower().startswith("1. drain") or "state=drain" in do_now.split("\n")[2]
+    # A third paste where the host only reports a collective timeout: answered, but not counted.
+    clock.value += timedelta(hours=1)
+    third = await paste(harness, WATCHDOG, "C3")
+    assert "failed 3 times" not in json.dumps(third["blocks"])
+    events = storage.node_events(clock() - timedelta(days=7), ("gpu-a17",))
+    assert [e.failed for e in events] == [False, True, True]
+    # incident-bot nodes --json reads the same database.
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "CASES_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATABASE_URL", storage.url)  # type: ignore[attr-defined]
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
+    assert main(["nodes", "--json", "--days", "3650"]) == 0  # the CLI runs on the real clock
+    [host] = json.loads(capsys.readouterr().out)
+    assert host["host"] == "gpu-a17" and host["failures"] == 2
+    assert set(host["cases"]) == {second_case(second), first_case(first)}
+    assert host["events"][-1]["link"] == link
+    # /incident nodes and App Home show it too.
+    _, url = await harness.command("nodes")
+    await harness.settle()
+    [answer] = harness.hook_calls(url)
+    said = json.dumps(answer.body, ensure_ascii=False)
+    assert "gpu-a17* ×2 · IL-0415, IL-0414" in said and link in said
+
+
+def first_case(posted: dict[str, Any]) -> str:
+    return str(posted["text"].split(" ")[0])
+
+
+second_case = first_case
+
+
+def test_window_aliases_and_reporters(tmp_path: Path) -> None:
+    clock = Clock()
+    storage = MemoryStorage()
+    memory = NodeMemory(storage, timedelta(days=14), timedelta(days=90), parse_aliases("n7=gpu-b07"), clock)
+    assert memory.canonical("GPU-B07.cluster.example.com") == "gpu-b07" and memory.canonical("n7") == "gpu-b07"
+    assert memory.canonical("10.0.0.7") == "10.0.0.7"
+
+    def result(host: str, failed: bool = True) -> MatchResult:
+        from bot.model.case import Localized
+        from bot.model.results import Match, Tier
+
+        best = Match(
+            case_id="IL-0414",
+            title=Localized(en="x"),
+            failure_class="gpu-memory-ecc",
+            score=90,
+            tier=Tier.EXACT,
+            evidence=[],
+        )
+        return MatchResult(matches=[best], reply=True, suspects=SuspectInfo(failed=failed, summary="", hosts={host: 1}))
+
+    memory.remember(result("n7"), Where("C1", "1.1"))
+    clock.value += timedelta(days=15)  # outside the 14-day window
+    assert memory.history(result("gpu-b07")) == {}
+    memory.remember(result("gpu-b07.cluster.example.com"), Where("C2", "2.2"))
+    clock.value += timedelta(days=1)
+    assert [e.channel for e in memory.history(result("GPU-B07"))["gpu-b07"]] == ["C2"]
+    assert memory.history(result("gpu-b07", failed=False)) == {}  # a reporter is not looked up
+
+
+async def test_the_digest_names_repeat_nodes_once(
+    fake_slack: FakeSlack, storage: Storage, library: CaseLibrary
+) -> None:
+    slot = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)  # Monday 09:00 KST
+    clock = Clock()
+    clock.value = slot + timedelta(minutes=5)
+    service = IncidentService(library, storage, now=clock)
+    in_week = slot - timedelta(days=2)
+
+    def event(host: str, at: datetime, failed: bool = True) -> NodeEvent:
+        return NodeEvent(host, "IL-0414", "gpu-memory-ecc", failed, "C1", "1.1", at)
+
+    storage.add_node_events(
+        (
+            event("gpu-a17", in_week),
+            event("gpu-a17", in_week + timedelta(hours=3)),
+            event("gpu-b01", in_week),  # once: not repeated
+            event("gpu-c02", in_week),
+            event("gpu-c02", in_week, failed=False),  # a reporter does not count
+            event("gpu-d03", slot - timedelta(days=8)),  # the week before
+            event("gpu-d03", in_week),
+        ),
+        slot - timedelta(days=90),
+    )
+    params = DigestParams(lease_seconds=30, retry=RetryPolicy(attempts=2, base_seconds=0.01, max_seconds=0.02))
+
+    def runner() -> DigestRunner:
+        return DigestRunner(
+            storage,
+            digest_client("xoxb-test", fake_slack.base_url),
+            "CDIGEST",
+            params,
+            cases=list,
+            clock=clock,
+            nodes=service.digest_nodes,
+        )
+
+    first = await runner().run_due(clock())
+    again = await runner().run_due(clock())
+    posts = fake_slack.posted("CDIGEST")
+    assert first.status == "posted" and again.status != "posted" and len(posts) == 1
+    text = json.dumps(posts[0]["blocks"])
+    assert "Nodes that failed more than once this week" in text and "gpu-a17" in text
+    assert "gpu-b01" not in text and "gpu-c02" not in text and "gpu-d03" not in text
+    # A week with no repeated node posts nothing (no case either).
+    clock.value += timedelta(days=7)
+    quiet = await runner().run_due(clock())
+    assert quiet.status != "posted" and len(fake_slack.posted("CDIGEST")) == 1
+    await asyncio.sleep(0)
