@@ -27,6 +27,7 @@ from bot.replies.buttons import (
     ACTION_OTHERS,
     ACTION_PICK,
     VOTE_ACTIONS,
+    Click,
     click_from_body,
 )
 from bot.replies.render import message_reply
@@ -72,33 +73,25 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
     for action_id, vote in VOTE_ACTIONS.items():
         app.action(action_id)(vote_listener(vote))
 
-    @app.action(ACTION_OTHERS)
-    async def other_matches(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
-        await ack()
-        click = click_from_body(body)
-        reply = await services.pools.io(services.feedback.other_matches, click)
-        await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
+    def private_answer(use_case: Callable[[Click], Reply]) -> Callable[..., Awaitable[None]]:
+        """A click answered to the clicker only, by ``use_case`` (run off the event loop)."""
 
-    @app.action(ACTION_PICK)
-    async def pick(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
-        await ack()
-        click = click_from_body(body)
-        reply = await services.pools.io(services.feedback.pick, click)
-        await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
+        async def on_click(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+            await ack()
+            click = click_from_body(body)
+            reply = await services.pools.io(use_case, click)
+            await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
 
-    @app.action(ACTION_KEEP)
-    async def keep(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
-        await ack()
-        click = click_from_body(body)
-        reply = await services.pools.io(services.feedback.keep, click)
-        await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
+        return on_click
 
-    @app.action(ACTION_DETAILS)
-    async def details(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
-        await ack()
-        click = click_from_body(body)
-        reply = await services.pools.io(services.feedback.details, click)
-        await send_via_response_url(services, respond, reply, channel=click.channel_id, user=click.user_id)
+    feedback = services.feedback
+    for action_id, use_case in [
+        (ACTION_OTHERS, feedback.other_matches),  # the runner-ups
+        (ACTION_PICK, feedback.pick),  # "It was …": confirms a runner-up
+        (ACTION_KEEP, feedback.keep),  # "Save as an example" (DMs)
+        (ACTION_DETAILS, feedback.details),  # the whole case
+    ]:
+        app.action(action_id)(private_answer(use_case))
 
     @app.action(ACTION_LANG)
     async def switch_language(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:

@@ -188,15 +188,26 @@ def steps(
     md = [f"*{escape_mrkdwn(heading)}*"]
     plain = [heading]
     for number, step in enumerate(shown, start=1):
-        first = step.text.get(langs[0]) or step.text.get("en") or ""
-        second = step.text.get(other) if other else None
-        md.append(f"{number}. {escape_mrkdwn(first)}" + (f" · _{escape_mrkdwn(second)}_" if second else ""))
-        plain.append(f"{number}. {first}" + (f" · {second}" if second else ""))
-        if step.command:
-            command = fill_command(step.command, fills)
-            md.append(f"`{escape_mrkdwn(command)}`")
-            plain.append(f"   $ {command}")
+        step_md, step_plain = step_lines(number, step, langs, fills)
+        md += step_md
+        plain += step_plain
     return Line("\n".join(md), "\n".join(plain))
+
+
+def step_lines(
+    number: int, step: RunbookStep, langs: Sequence[Lang], fills: dict[str, str], indent: str = ""
+) -> tuple[list[str], list[str]]:
+    """One runbook step in the reader's language (the other after it) and its command filled, as
+    (mrkdwn lines, plain lines)."""
+    first = step.text.get(langs[0]) or step.text.get("en") or ""
+    second = step.text.get(langs[1]) if len(langs) > 1 else None
+    md = [f"{indent}{number}. {escape_mrkdwn(first)}" + (f" · _{escape_mrkdwn(second)}_" if second else "")]
+    plain = [f"{indent}{number}. {first}" + (f" · {second}" if second else "")]
+    if step.command:
+        command = fill_command(step.command, fills)
+        md.append(f"{indent}{'    ' if indent else ''}`{escape_mrkdwn(command)}`")
+        plain.append(f"{indent}   $ {command}")
+    return md, plain
 
 
 def first_sentence(text: Localized, lang: Lang, limit: int = 220, *, whole: bool = False) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from bot.model.case import Case, Lang, Localized
 from bot.model.results import Button, Match, MatchResult, NodeEvent, Reply, ReviewRecord, SuspectInfo
 from bot.replies.blocks import context
-from bot.replies.first import evidence_words, fill_command, first_reply_lines
+from bot.replies.first import evidence_words, fill_command, first_reply_lines, step_lines
 from bot.replies.labels import TIER_TEXT, label
 from bot.replies.messages import message
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link, truncate
@@ -84,14 +84,9 @@ def _runbook(doc: _Doc, case: Case, langs: Sequence[Lang], fills: dict[str, str]
     heading = " · ".join(label("runbook", lang) for lang in langs)
     md_lines, plain_lines = [f"*{escape_mrkdwn(heading)}*"], [heading]
     for number, step in enumerate(case.runbook, start=1):
-        first = step.text.get(langs[0]) or step.text.get("en") or ""
-        second = step.text.get(langs[1]) if len(langs) > 1 else None
-        md_lines.append(f"{number}. {escape_mrkdwn(first)}" + (f" · _{escape_mrkdwn(second)}_" if second else ""))
-        plain_lines.append(f"  {number}. {first}" + (f" · {second}" if second else ""))
-        if step.command:
-            command = fill_command(step.command, fills)
-            md_lines.append(f"    `{escape_mrkdwn(command)}`")
-            plain_lines.append(f"      $ {command}")
+        step_md, step_plain = step_lines(number, step, langs, fills, indent="  ")
+        md_lines += [line.removeprefix("  ") for line in step_md]
+        plain_lines += step_plain
         if step.assumes is not None and step.assumes.get(langs[0]):
             assumes = f"{label('assumes', langs[0])}: {step.assumes.get(langs[0])}"
             md_lines.append(f"    _{escape_mrkdwn(assumes)}_")
