@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     matcher = Matcher(library.cases, library.signatures, sets=library.sets)
     cases = list(library.cases.values())
     sets = {"fixtures": load_pastes(), "dev": load_real("dev"), "test": load_real("test")}
+    reports: dict[str, Report] = {}
     print(
         "| set | pastes (known / unrelated) | hit@1 | hit@3 | unprompted reply | wrong replies "
         "| replies to unrelated | empty | BM25 hit@1 | BM25 hit@3 |"
@@ -89,10 +90,39 @@ def main(argv: list[str] | None = None) -> int:
             f"{_pct(s['hit@3'])} | {_pct(s['reply'])} | {_pct(s['wrong_reply'])} | {_pct(s['negative_reply'])} | "
             f"{_pct(s['empty'])} | {_pct(base['hit@1'])} | {_pct(base['hit@3'])} |"
         )
+        reports[name] = report
         if name in args.show:
             for outcome in misses(report):
                 print(_line(outcome), file=sys.stderr)
+    print()
+    print(class_table(reports, {case.id: case.failure_class or case.id for case in cases}))
     return 0
+
+
+def class_table(reports: dict[str, Report], classes: dict[str, str]) -> str:
+    """Per failure class (of a paste's first acceptable case): real pastes and hit@1 / unprompted reply in
+    ``dev`` and ``test``."""
+    rows: dict[str, dict[str, list[Outcome]]] = {}
+    for split in ("dev", "test"):
+        for outcome in reports[split].outcomes:
+            if outcome.positive:
+                rows.setdefault(classes.get(outcome.accept[0], "?"), {}).setdefault(split, []).append(outcome)
+
+    def cell(found: list[Outcome]) -> str:
+        if not found:
+            return "– | – | –"
+        hit = sum(o.hit1 for o in found) / len(found)
+        replied = [o for o in found if not o.explicit_only]
+        reply = sum(o.correct_reply for o in replied) / len(replied) if replied else 0.0
+        return f"{len(found)} | {_pct(hit)} | {_pct(reply) if replied else '–'}"
+
+    lines = [
+        "| failure class | dev pastes | dev hit@1 | dev reply | test pastes | test hit@1 | test reply |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in sorted(rows):
+        lines.append(f"| {name} | {cell(rows[name].get('dev', []))} | {cell(rows[name].get('test', []))} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
