@@ -4,13 +4,26 @@
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
+from dataclasses import asdict, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Row, func, select, update
 
 from bot.storage.base import DraftRecord, ExampleRecord, NodeEvent, ReviewRecord, line_key
 from bot.storage.schema import drafts, examples, node_events, reviews
+
+R = TypeVar("R")
+
+
+def _values(record: Any) -> dict[str, Any]:
+    """A record dataclass as the column values of its row (its fields are named like the columns)."""
+    return {name: value for name, value in asdict(record).items() if name != "id"}
+
+
+def _record(kind: type[R], row: Row[Any]) -> R:
+    """The record dataclass ``kind`` of a row: each field from the column of the same name."""
+    return kind(**{f.name: row._mapping[f.name] for f in fields(kind)})  # type: ignore[arg-type]
 
 
 class LearningTables:
@@ -64,19 +77,7 @@ class LearningTables:
         statement = select(examples).where(examples.c.created_at >= since).order_by(examples.c.id)
         if case_id is not None:
             statement = statement.where(examples.c.case_id == case_id)
-        return [
-            ExampleRecord(
-                case_id=row.case_id,
-                line=row.line,
-                user_id=row.user_id,
-                channel=row.channel,
-                reply_id=int(row.reply_id),
-                created_at=row.created_at,
-                rejections=int(row.rejections),
-                id=int(row.id),
-            )
-            for row in self._rows(statement)
-        ]
+        return [_record(ExampleRecord, row) for row in self._rows(statement)]
 
     def examples_version(self, since: datetime) -> tuple[int, int]:
         statement = select(func.count(), func.coalesce(func.max(examples.c.id), 0)).where(
@@ -97,60 +98,27 @@ class LearningTables:
         return int(found[0])
 
     def add_draft(self, draft: DraftRecord) -> int:
-        values = {
-            "author": draft.author,
-            "channel": draft.channel,
-            "permalink": draft.permalink,
-            "fields": draft.fields,
-            "created_at": draft.created_at,
-        }
-        return self._insert_row(drafts, values)
-
-    @staticmethod
-    def _draft(row: Row[Any]) -> DraftRecord:
-        return DraftRecord(row.author, row.channel, row.permalink, dict(row.fields), row.created_at, int(row.id))
+        return self._insert_row(drafts, _values(draft))
 
     def get_draft(self, draft_id: int) -> DraftRecord | None:
         rows = self._rows(select(drafts).where(drafts.c.id == draft_id))
-        return self._draft(rows[0]) if rows else None
+        return _record(DraftRecord, rows[0]) if rows else None
 
     def list_drafts(self) -> list[DraftRecord]:
-        return [self._draft(row) for row in self._rows(select(drafts).order_by(drafts.c.id.desc()))]
+        return [_record(DraftRecord, row) for row in self._rows(select(drafts).order_by(drafts.c.id.desc()))]
 
     def add_review(self, review: ReviewRecord) -> int:
-        values = {
-            "case_id": review.case_id,
-            "reviewer": review.reviewer,
-            "reviewed_at": review.reviewed_at,
-            "note": review.note,
-        }
-        return self._insert_row(reviews, values)
+        return self._insert_row(reviews, _values(review))
 
     def list_reviews(self, case_id: str | None = None) -> list[ReviewRecord]:
         statement = select(reviews).order_by(reviews.c.reviewed_at, reviews.c.id)
         if case_id is not None:
             statement = statement.where(reviews.c.case_id == case_id)
-        return [
-            ReviewRecord(row.case_id, row.reviewer, row.reviewed_at, row.note, int(row.id))
-            for row in self._rows(statement)
-        ]
+        return [_record(ReviewRecord, row) for row in self._rows(statement)]
 
     # node memory -------------------------------------------------------------------------------------
     def add_node_events(self, events: tuple[NodeEvent, ...], purge_before: datetime) -> None:
-        rows = [
-            {
-                "host": e.host,
-                "pci": e.pci,
-                "gpu": e.gpu,
-                "case_id": e.case_id,
-                "failure_class": e.failure_class,
-                "failed": e.failed,
-                "channel": e.channel,
-                "ts": e.ts,
-                "created_at": e.created_at,
-            }
-            for e in events
-        ]
+        rows = [_values(event) for event in events]
         with self._write() as conn:
             conn.execute(node_events.delete().where(node_events.c.created_at < purge_before))
             if rows:
@@ -161,18 +129,4 @@ class LearningTables:
         if hosts is not None:
             statement = statement.where(node_events.c.host.in_(hosts))
         statement = statement.order_by(node_events.c.created_at.desc(), node_events.c.id.desc()).limit(5000)
-        return [
-            NodeEvent(
-                row.host,
-                row.case_id,
-                row.failure_class,
-                bool(row.failed),
-                row.channel,
-                row.ts,
-                row.created_at,
-                row.pci,
-                row.gpu,
-                int(row.id),
-            )
-            for row in self._rows(statement)
-        ]
+        return [_record(NodeEvent, row) for row in self._rows(statement)]
