@@ -188,3 +188,15 @@ async def test_the_digest_names_repeat_nodes_once(
     quiet = await runner().run_due(clock())
     assert quiet.status != "posted" and len(fake_slack.posted("CDIGEST")) == 1
     await asyncio.sleep(0)
+
+
+def test_app_home_lists_repeat_nodes(library: CaseLibrary) -> None:
+    from bot.app.feedback import FeedbackService
+
+    clock = Clock()
+    service = IncidentService(library, MemoryStorage(), now=clock)
+    at = clock() - timedelta(days=1)
+    events = tuple(NodeEvent("gpu-a17", "IL-0414", "gpu-memory-ecc", True, "C1", f"{n}.1", at) for n in (1, 2))
+    service.storage.add_node_events(events, at - timedelta(days=90))
+    view = json.dumps(FeedbackService(service).home_view(("en", "ko")), ensure_ascii=False)
+    assert "Nodes that failed more than once" in view and "gpu-a17* ×2" in view
