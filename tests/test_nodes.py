@@ -200,3 +200,15 @@ def test_app_home_lists_repeat_nodes(library: CaseLibrary) -> None:
     service.storage.add_node_events(events, at - timedelta(days=90))
     view = json.dumps(FeedbackService(service).home_view(("en", "ko")), ensure_ascii=False)
     assert "Nodes that failed more than once" in view and "gpu-a17* ×2" in view
+
+
+def test_the_digest_preview_shows_the_nodes_part_the_runner_will_post(library: CaseLibrary) -> None:
+    clock = Clock()  # Monday 10:00 KST: the 09:00 slot's digest is due
+    service = IncidentService(library, MemoryStorage(), now=clock)
+    at = clock() - timedelta(days=2)
+    events = tuple(NodeEvent("gpu-a17", "IL-0414", "gpu-memory-ecc", True, "C1", f"{n}.1", at) for n in (1, 2))
+    service.storage.add_node_events(events, at - timedelta(days=90))
+    plan = service.digest_plan()
+    assert plan.due and plan.nodes[0][1].startswith("gpu-a17 ×2")
+    [part] = plan.messages(("en", "ko"), post_empty=False)  # no case this week: the nodes part alone
+    assert "Nodes that failed more than once this week" in json.dumps(part.blocks)

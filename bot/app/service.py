@@ -414,7 +414,7 @@ class IncidentService:
         now = self.now()
         slot = latest_slot(self.digest_cron, self.digest_timezone, now)
         library = self._state.library
-        return plan_next_digest(
+        plan = plan_next_digest(
             self.digest_candidates(),
             self.storage.digested_case_ids(),
             self.storage.get_digest(period_key(slot)),
@@ -424,6 +424,8 @@ class IncidentService:
             now=now,
             lookup=library.cases.get,
         )
+        nodes = tuple(self.digest_nodes(plan.period_start, plan.period_end))
+        return replace(plan, nodes=nodes) if nodes else plan
 
     def digest_preview(self, langs: Sequence[Lang]) -> Reply:
         """What the next digest will post, as one reply (the first message; a note says if more follow)."""

@@ -20,6 +20,7 @@ from bot.digest.content import (
     Reviewed,
     build_digest_messages,
     latest_slot,
+    nodes_message,
     period_key,
     previous_slot,
     select_new_cases,
@@ -34,13 +35,20 @@ class DigestPlan:
     period_end: datetime  # the slot the digest is posted at
     cases: tuple[Case, ...]
     due: bool  # the slot has passed and its digest is not posted yet
+    # (mrkdwn, plain) lines of the hosts that failed more than once in the period: the digest's last part
+    nodes: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> str:
         return period_key(self.period_end)
 
     def messages(self, langs: Sequence[Lang], post_empty: bool) -> list[DigestMessage]:
-        return build_digest_messages(self.cases, self.period_start, self.period_end, langs, post_empty)
+        """What the runner posts for this plan: the cases' messages, then the nodes part when there is one."""
+        messages = build_digest_messages(self.cases, self.period_start, self.period_end, langs, post_empty)
+        if self.nodes:
+            period = f"{self.period_start:%Y-%m-%d %H:%M} – {self.period_end:%Y-%m-%d %H:%M %Z}"
+            messages.append(nodes_message(self.nodes, langs, period))
+        return messages
 
     def as_json(self, langs: Sequence[Lang], post_empty: bool) -> dict[str, Any]:
         """The plan and its messages; ``messages`` is empty when nothing would be posted."""

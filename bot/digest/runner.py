@@ -25,13 +25,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.digest.content import (
     DigestMessage,
     Reviewed,
-    build_digest_messages,
     latest_slot,
-    nodes_message,
     period_key,
     previous_slot,
     select_new_cases,
 )
+from bot.digest.plan import DigestPlan
 from bot.model.case import Case, Lang
 from bot.ops.settings import Settings
 from bot.storage.base import DigestEntry, Storage
@@ -234,13 +233,10 @@ class DigestRunner:
 
     def _render(self, chosen: Sequence[Case], slot: datetime) -> list[DigestMessage]:
         start = previous_slot(self.params.cron, self.params.timezone, slot)
-        messages = build_digest_messages(chosen, start, slot, self.params.lang_order, self.params.post_empty)
         # The period is fixed, so a takeover renders the same node section: it is one more part, posted once.
-        repeated = self.nodes(start, slot) if self.nodes is not None else []
-        if repeated:
-            period = f"{start:%Y-%m-%d %H:%M} – {slot:%Y-%m-%d %H:%M %Z}"
-            messages.append(nodes_message(repeated, self.params.lang_order, period))
-        return messages
+        repeated = tuple(self.nodes(start, slot)) if self.nodes is not None else ()
+        plan = DigestPlan(start, slot, tuple(chosen), due=True, nodes=repeated)
+        return plan.messages(self.params.lang_order, self.params.post_empty)
 
     # ----------------------------------------------------------------------------------------------
     # Slack calls
