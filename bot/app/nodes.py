@@ -107,10 +107,5 @@ class NodeMemory:
 
     def repeated(self, days: int | None = None) -> list[tuple[str, list[NodeEvent]]]:
         """Hosts that failed more than once in the last ``days`` (default: the window), newest first."""
-        since = self.now() - (timedelta(days=days) if days is not None else self.window)
-        by_host: dict[str, list[NodeEvent]] = defaultdict(list)
-        for event in self.storage.node_events(since):
-            if event.failed:
-                by_host[event.host].append(event)
-        repeated = [(host, events) for host, events in by_host.items() if len(events) > 1]
-        return sorted(repeated, key=lambda item: (item[1][0].created_at, item[0]), reverse=True)
+        now = self.now()
+        return self.repeated_between(now - (timedelta(days=days) if days is not None else self.window), now)

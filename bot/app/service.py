@@ -305,7 +305,7 @@ class IncidentService:
             return topics_reply(self.vocabulary(), langs)
         if verb == "topic":
             state = self._state.library
-            return topic_reply(self.vocabulary(), rest, state.summaries, state.cases, self._reviewed_times(), langs)
+            return topic_reply(self.vocabulary(), rest, state.summaries, state.cases, self.reviewed_times(), langs)
         if verb == "review":
             if not reviewer or not user_id:
                 return say("review.not_allowed", langs)
@@ -352,11 +352,12 @@ class IncidentService:
             self._vocabulary = cached
         return cached[1]
 
-    def _reviewed_times(self) -> dict[str, datetime]:
+    def reviewed_times(self) -> dict[str, datetime]:
+        """When each case was last reviewed, by the stored reviews (the file's own date is on the summary)."""
         return {case_id: r.reviewed_at for case_id, r in self.latest_reviews().items()}
 
     def topic_cases(self, words: str, page: int = 1) -> TopicPage | None:
-        return topic_page(self.vocabulary(), words, self._state.library.summaries, self._reviewed_times(), page)
+        return topic_page(self.vocabulary(), words, self._state.library.summaries, self.reviewed_times(), page)
 
     def _search_reply(self, words: str, langs: Sequence[Lang]) -> Reply:
         library = self._state.library
@@ -364,7 +365,7 @@ class IncidentService:
         def ranked(text: str, limit: int) -> list[Case]:
             return self.search_cases(text, limit)
 
-        reviewed = self._reviewed_times()
+        reviewed = self.reviewed_times()
         return search_reply(self.vocabulary(), words, ranked, library.summaries, library.cases, reviewed, langs)
 
     def _similar_reply(self, raw_id: str, langs: Sequence[Lang]) -> Reply:

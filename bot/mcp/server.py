@@ -148,8 +148,7 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
         ``next_cursor`` for the next page."""
         allowed = filtered(filters)
         ids = list(service.library.cases) if allowed is None else sorted(allowed)
-        reviewed = {case_id: r.reviewed_at for case_id, r in service.latest_reviews().items()}
-        ordered = newest_first(ids, service.library.summaries, reviewed)
+        ordered = newest_first(ids, service.library.summaries, service.reviewed_times())
         start = int(cursor) if cursor and cursor.isdigit() else 0
         if cursor and not cursor.isdigit():
             raise ToolError("cursor is the next_cursor a previous call returned")

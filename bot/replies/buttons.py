@@ -44,8 +44,8 @@ _SUSPECTS = 300
 _FILLS = 12
 _FILL_CHARS = 80
 _CASE_ID_CHARS = 64
-_LINES = 6  # lines a value carries for a confirmed example (bot.matching.examples)
-_LINE_CHARS = 300
+LINES = 6  # lines a value carries for a confirmed example (bot.matching.examples)
+LINE_CHARS = 300
 _LINES_BUDGET = 1_100  # characters of lines in one value, so the rest of it always fits
 
 
@@ -116,13 +116,13 @@ def _core(result: MatchResult, langs: Sequence[Lang], reply_id: int | None) -> d
     return core
 
 
-def _lines_value(lines: Sequence[str]) -> list[str]:
-    """Lines as they travel in a value: inert, cut, and within ``_LINES_BUDGET`` characters in all."""
+def lines_value(lines: Sequence[str], budget: int = _LINES_BUDGET) -> list[str]:
+    """Lines as they travel in a value: inert, cut, and within ``budget`` characters in all."""
     kept: list[str] = []
     used = 0
-    for line in lines[:_LINES]:
-        inert = _inert(line, _LINE_CHARS)
-        if used + len(inert) > _LINES_BUDGET:
+    for line in lines[:LINES]:
+        inert = _inert(line, LINE_CHARS)
+        if used + len(inert) > budget:
             break
         kept.append(inert)
         used += len(inert)
@@ -135,7 +135,7 @@ def pick_value(case_id: str, lang: Lang, reply_id: int, lines: Sequence[str]) ->
     if len(case_id) > _CASE_ID_CHARS:
         return None
     data: dict[str, Any] = {"v": _VERSION, "c": case_id, "l": lang, "r": reply_id}
-    shown = _lines_value(lines)
+    shown = lines_value(lines)
     if shown:
         data["x"] = shown
     return _fit(data, ["x"])
@@ -170,7 +170,7 @@ def match_buttons(
     lang = langs[0]
     shown = result.matches[1 : 1 + MAX_RUNNERS]
     runners = [[m.case_id, m.tier.value, m.score] for m in shown if len(m.case_id) <= _CASE_ID_CHARS]
-    carried = _lines_value(lines)
+    carried = lines_value(lines)
     voted = _fit({**core, "x": carried} if carried else core, ["x"]) or _dump(core)
     known = list(result.suspects.fills.items())[:_FILLS] if result.suspects is not None else []
     filled = {_inert(k, _FILL_CHARS): _inert(v, _FILL_CHARS) for k, v in known}
@@ -271,9 +271,9 @@ def _fills(raw: object) -> tuple[tuple[str, str], ...]:
 
 
 def _lines(raw: object) -> tuple[str, ...]:
-    if not isinstance(raw, list) or len(raw) > _LINES:
+    if not isinstance(raw, list) or len(raw) > LINES:
         raise _Invalid
-    return tuple(_need(_plain(_str(line, _LINE_CHARS))) for line in raw)
+    return tuple(_need(_plain(_str(line, LINE_CHARS))) for line in raw)
 
 
 _KEYS = frozenset({"v", "c", "l", "r", "t", "s", "o", "a", "e", "u", "f", "h", "x"})

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.model.case import Lang
+from bot.replies.buttons import LINE_CHARS, LINES, lines_value
 from bot.replies.mrkdwn import escape_mrkdwn, truncate, unescape_mrkdwn
 
 ACTION_DRAFT = "start_case_draft"
 DRAFT_CALLBACK = "case_draft"
-_LINES = 6
-_LINE_CHARS = 300
 _VALUE_BUDGET = 1_600
 _TEXT = {
     "button": {"en": "Start a case draft", "ko": "사례 초안 시작"},
@@ -75,15 +74,7 @@ class DraftStart:
 
 def draft_value(lang: Lang, lines: Sequence[str], suspects: str = "") -> str:
     """The button's value: the reader's language and the paste's lines (redacted), within budget."""
-    kept: list[str] = []
-    used = 0
-    for line in lines[:_LINES]:
-        cut = truncate(escape_mrkdwn(line), _LINE_CHARS)
-        if used + len(cut) > _VALUE_BUDGET:
-            break
-        kept.append(cut)
-        used += len(cut)
-    data: dict[str, Any] = {"v": 1, "d": 1, "l": lang, "x": kept}
+    data: dict[str, Any] = {"v": 1, "d": 1, "l": lang, "x": lines_value(lines, _VALUE_BUDGET)}
     if suspects:
         data["u"] = truncate(escape_mrkdwn(suspects), 200)
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -102,9 +93,9 @@ def parse_draft_value(value: object) -> DraftStart | None:
     if data["v"] != 1 or data["d"] != 1 or not isinstance(data.get("u", ""), str) or len(data.get("u", "")) > 200:
         return None
     lines = data["x"]
-    if data["l"] not in ("en", "ko") or not isinstance(lines, list) or len(lines) > _LINES:
+    if data["l"] not in ("en", "ko") or not isinstance(lines, list) or len(lines) > LINES:
         return None
-    if not all(isinstance(line, str) and len(line) <= _LINE_CHARS for line in lines):
+    if not all(isinstance(line, str) and len(line) <= LINE_CHARS for line in lines):
         return None
     lang: Lang = "en" if data["l"] == "en" else "ko"
     return DraftStart(lang, tuple(unescape_mrkdwn(line) for line in lines), unescape_mrkdwn(data.get("u", "")))
