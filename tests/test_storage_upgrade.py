@@ -246,3 +246,40 @@ def test_db_upgrade_command_adopts_a_first_version_sqlite_file(tmp_path: Any) ->
     store = open_storage(f"sqlite:///{data / 'incident-bot.sqlite3'}")
     _check_everything_reads_back(store)
     store.close()
+
+
+def test_opening_a_new_sqlite_file_while_another_process_holds_its_write_lock_waits(tmp_path: Any) -> None:
+    """Two replicas starting on one new file: the second switches it to WAL while the first holds the write
+    lock. SQLite refuses that at once ("database is locked", no busy wait), so the open must try again."""
+    path = tmp_path / "bot.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE first_writer (x INTEGER)")
+    holder.execute("BEGIN IMMEDIATE")  # the write lock of a file still in rollback-journal mode
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        store = open_storage(f"sqlite:///{path}")
+        store.migrate()
+        assert store.schema_version() == head_revision()  # type: ignore[attr-defined]
+        store.close()
+    finally:
+        release.join(timeout=10)
+        holder.close()
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_sqlite_file_locked_past_the_busy_timeout_is_one_line_naming_the_setting(tmp_path: Any) -> None:
+    from bot.storage.base import StorageMisconfigured
+    from bot.storage.dialects import make_engine
+
+    path = tmp_path / "bot.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE first_writer (x INTEGER)")
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StorageMisconfigured) as raised:
+            make_engine(f"sqlite:///{path}", busy_timeout=0.3)
+    finally:
+        holder.close()
+    assert str(raised.value) == f"DATA_DIR / DATABASE_URL: cannot open the SQLite file {path}: database is locked"

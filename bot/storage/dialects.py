@@ -12,6 +12,7 @@ written once.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -61,18 +62,36 @@ def make_engine(url: str, busy_timeout: float = 10.0, connect_timeout: int = 10)
             poolclass=StaticPool if memory else None,
         )
         _sqlite_setup(engine, busy_timeout, wal=not memory)
-        try:
-            # Open the file now, alone: switching a new file to WAL must not race other connections.
-            with engine.connect():
-                pass
-        except SQLAlchemyError as exc:
-            raise StorageMisconfigured(
-                f"DATA_DIR / DATABASE_URL: cannot open the SQLite file {parsed.database}: {_first_line(exc)}"
-            ) from None
+        _first_open(engine, parsed.database or ":memory:", busy_timeout)
         return engine
     return create_engine(
         target, pool_pre_ping=True, pool_size=4, max_overflow=4, connect_args={"connect_timeout": connect_timeout}
     )
+
+
+def _first_open(engine: Engine, path: str, busy_timeout: float) -> None:
+    """Open the file now, so that a bad path fails at start with one line.
+
+    Switching a new file to WAL needs the exclusive lock. When another process holds the write lock of the
+    file at that moment (it is switching the same new file, or migrating it), SQLite answers "database is
+    locked" at once instead of waiting (waiting could deadlock), so the busy timeout does not help: try
+    again until the busy timeout has passed.
+    """
+    deadline = time.monotonic() + busy_timeout
+    pause = 0.02
+    while True:
+        try:
+            with engine.connect():
+                return
+        except SQLAlchemyError as exc:
+            first = _first_line(exc)
+            if "locked" not in first or time.monotonic() + pause > deadline:
+                raise StorageMisconfigured(
+                    f"DATA_DIR / DATABASE_URL: cannot open the SQLite file {path}: {first}"
+                ) from None
+        engine.dispose()
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)
 
 
 def _sqlite_setup(engine: Engine, busy_timeout: float, wal: bool) -> None:
