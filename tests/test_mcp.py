@@ -22,7 +22,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
-PASTES = sorted((ROOT / "tests" / "fixtures" / "pastes").glob("*.txt"))[:12]
+PASTES = sorted((ROOT / "tests" / "fixtures" / "pastes").glob("*.txt"))
 TOOLS = {
     "search_incidents",
     "get_incident",
@@ -79,8 +79,10 @@ async def exercise(session: ClientSession) -> None:
     assert similar and all(item["id"] != "IL-0427" for item in similar)
     markdown = await session.read_resource("case://IL-0427.md")  # type: ignore[arg-type]
     assert markdown.contents[0].text.startswith("# IL-0427")  # type: ignore[union-attr]
+    assert markdown.contents[0].mimeType == "text/markdown"
     as_json = await session.read_resource("case://IL-0427")  # type: ignore[arg-type]
     assert json.loads(as_json.contents[0].text)["id"] == "IL-0427"  # type: ignore[union-attr]
+    assert as_json.contents[0].mimeType == "application/json"
     # Mistakes: a clear tool error, never a traceback.
     bad = await session.call_tool("get_incident", {"id": "IL-9999"})
     assert bad.isError and "no case 'IL-9999'" in bad.content[0].text  # type: ignore[union-attr]
@@ -97,6 +99,29 @@ async def test_stdio(tmp_path: Path) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "bot.cli", "mcp"], env=_env(tmp_path))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await exercise(session)
+
+
+def test_stdio_ends_cleanly_when_the_client_hangs_up(tmp_path: Path) -> None:
+    """The client closes stdin: the server exits 0, with no traceback on stderr."""
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "mcp"],
+        input="".join(json.dumps(m) + "\n" for m in (hello, ready)),
+        capture_output=True,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    [answer] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "incident-bot"
 
 
 def test_match_log_agrees_with_the_cli(tmp_path: Path) -> None:

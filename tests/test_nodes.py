@@ -149,7 +149,8 @@ async def test_the_digest_names_repeat_nodes_once(
     in_week = slot - timedelta(days=2)
 
     def event(host: str, at: datetime, failed: bool = True) -> NodeEvent:
-        return NodeEvent(host, "IL-0414", "gpu-memory-ecc", failed, "C1", "1.1", at)
+        ts = f"{at.timestamp():.0f}.{len(host)}{int(failed)}"  # one message per failure
+        return NodeEvent(host, "IL-0414", "gpu-memory-ecc", failed, "C1", ts, at)
 
     storage.add_node_events(
         (
@@ -212,3 +213,38 @@ def test_the_digest_preview_shows_the_nodes_part_the_runner_will_post(library: C
     assert plan.due and plan.nodes[0][1].startswith("gpu-a17 ×2")
     [part] = plan.messages(("en", "ko"), post_empty=False)  # no case this week: the nodes part alone
     assert "Nodes that failed more than once this week" in json.dumps(part.blocks)
+
+
+def test_a_message_answered_again_counts_once() -> None:
+    """A mention in the thread of an answered paste, or the shortcut on it, answers the same message again:
+    still one failure of that host, and rows stored twice by an older version are counted once."""
+    clock = Clock()
+    storage = MemoryStorage()
+    memory = NodeMemory(storage, timedelta(days=14), timedelta(days=90), {}, clock)
+    failed = _result("gpu-c01")
+    memory.remember(failed, Where("C1", "1.1"))
+    memory.remember(failed, Where("C1", "1.1"))
+    assert len(storage.node_events(clock() - timedelta(days=1))) == 1
+    assert [e.ts for e in memory.history(failed)["gpu-c01"]] == ["1.1"]
+    assert memory.repeated() == []
+    [event] = storage.node_events(clock() - timedelta(days=1))
+    storage.add_node_events((event,), clock() - timedelta(days=90))  # as an older version stored it
+    assert len(memory.history(failed)["gpu-c01"]) == 1 and memory.repeated() == []
+    clock.value += timedelta(hours=1)
+    memory.remember(failed, Where("C1", "2.2"))  # a new paste: a second failure
+    assert [h for h, _ in memory.repeated()] == ["gpu-c01"]
+
+
+def _result(host: str) -> MatchResult:
+    from bot.model.case import Localized
+    from bot.model.results import Match, Tier
+
+    best = Match(
+        case_id="IL-0414",
+        title=Localized(en="x"),
+        failure_class="gpu-memory-ecc",
+        score=90,
+        tier=Tier.EXACT,
+        evidence=[],
+    )
+    return MatchResult(matches=[best], reply=True, suspects=SuspectInfo(failed=True, summary="", hosts={host: 1}))

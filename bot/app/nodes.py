@@ -82,7 +82,7 @@ class NodeMemory:
             log.warning("node memory not read: %s", exc)
             return {}
         found: dict[str, list[NodeEvent]] = defaultdict(list)
-        for event in events:
+        for event in _distinct(events):
             if event.failed:
                 found[event.host].append(event)
         return dict(found)
@@ -92,6 +92,9 @@ class NodeMemory:
         if not events:
             return
         try:
+            # A message answered again (a mention in its thread, the shortcut on it) is one failure.
+            known = {_key(e) for e in self.storage.node_events(self.now() - self.retention, _hosts(events))}
+            events = tuple(e for e in events if not e.ts or _key(e) not in known)
             self.storage.add_node_events(events, self.now() - self.retention)
         except StorageError as exc:
             log.warning("node memory not written: %s", exc)
@@ -99,7 +102,7 @@ class NodeMemory:
     def repeated_between(self, start: datetime, end: datetime) -> list[tuple[str, list[NodeEvent]]]:
         """Hosts that failed more than once in ``[start, end]``, newest first."""
         by_host: dict[str, list[NodeEvent]] = defaultdict(list)
-        for event in self.storage.node_events(start):
+        for event in _distinct(self.storage.node_events(start)):
             if event.failed and event.created_at <= end:
                 by_host[event.host].append(event)
         repeated = [(host, events) for host, events in by_host.items() if len(events) > 1]
@@ -109,3 +112,23 @@ class NodeMemory:
         """Hosts that failed more than once in the last ``days`` (default: the window), newest first."""
         now = self.now()
         return self.repeated_between(now - (timedelta(days=days) if days is not None else self.window), now)
+
+
+def _key(event: NodeEvent) -> tuple[str, str, str]:
+    return (event.host, event.channel, event.ts)
+
+
+def _hosts(events: tuple[NodeEvent, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(event.host for event in events))
+
+
+def _distinct(events: list[NodeEvent]) -> list[NodeEvent]:
+    """One event per host and message (rows written before answers were de-duplicated may repeat)."""
+    seen: set[tuple[str, str, str]] = set()
+    kept = []
+    for event in events:
+        if event.ts and _key(event) in seen:
+            continue
+        seen.add(_key(event))
+        kept.append(event)
+    return kept

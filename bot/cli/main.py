@@ -232,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.func = _cmd_default
     try:
         result: int = args.func(args)
-        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        if not sys.stdout.closed:  # the MCP stdio transport closes it when the client hangs up
+            sys.stdout.flush()  # a closed pipe shows here, not at exit
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, like other Unix tools.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

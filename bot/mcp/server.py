@@ -13,11 +13,15 @@ errors are tool errors with one clear line, never a traceback.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any, Literal
 
 from mcp.server.fastmcp import FastMCP
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.fastmcp.exceptions import ResourceError, ToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyUrl
 
 from bot.app.records import match_record, runbook_record
 from bot.app.service import IncidentService
@@ -97,9 +101,19 @@ def _query(value: str) -> str:
     return value
 
 
+class _Server(FastMCP):
+    """``FastMCP`` whose one case template answers ``.md`` URIs as Markdown (a template has one MIME type)."""
+
+    async def read_resource(self, uri: AnyUrl | str) -> Iterable[ReadResourceContents]:
+        contents = await super().read_resource(uri)
+        if not str(uri).endswith(".md"):
+            return contents
+        return [replace(content, mime_type="text/markdown") for content in contents]
+
+
 def build_server(service: IncidentService, transport_security: TransportSecuritySettings | None = None) -> FastMCP:
     """The server over ``service`` (tools and the case resource template)."""
-    server = FastMCP(
+    server = _Server(
         "incident-bot",
         instructions=INSTRUCTIONS,
         log_level="WARNING",
