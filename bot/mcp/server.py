@@ -18,8 +18,8 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from mcp.server.fastmcp import FastMCP
-from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.fastmcp.exceptions import ResourceError, ToolError
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyUrl
 
