@@ -77,7 +77,7 @@ def test_the_node_a_paste_names_is_filled_in_the_first_command() -> None:
         if not node or not commands or not uses_node or "Do now" not in reply.plain:
             continue
         checked += 1
-        assert node in commands[0] or any(node in c for c in commands), (paste.name, node, commands)
+        assert node in commands[0], (paste.name, node, commands)
         assert all("{node}" not in c for c in commands), (paste.name, commands)
     assert checked >= 20
 
@@ -103,6 +103,33 @@ def test_a_two_line_ecc_paste_gets_the_verdict_the_line_and_a_filled_drain_first
     assert kinds[:2] == ["section", "context"]
     korean = reply.blocks[1]["elements"][0]["text"]
     assert any("\uac00" <= ch <= "\ud7a3" for ch in korean)
+
+
+def test_a_korean_reader_gets_korean_first_with_the_english_under_it() -> None:
+    """Korean first: the verdict, what the line matched (the signature's Korean note), the steps and the
+    notes on what was skipped are Korean; the English sits in context blocks under them."""
+    paste = ("INFO step ok\n" * 400_000 + "RuntimeError: CUDA error: uncorrectable ECC error encountered\n").encode()
+    result = MATCHER.match(paste)
+    assert result.best is not None and result.truncated
+    case = LIBRARY.cases[result.best.case_id]
+    note = result.best.evidence[0].note
+    signatures = [
+        s.model_copy(update={"note_ko": "PyTorch가 GPU 메모리의 정정 불가능한 ECC 오류를 알리는 메시지"})
+        if " ".join((s.note or "").split()) == note
+        else s
+        for s in case.signatures
+    ]
+    cases = {**LIBRARY.cases, case.id: case.model_copy(update={"signatures": signatures})}
+    reply = match_reply(result, cases, ("ko", "en"), explicit=True)
+    sections = [b["text"]["text"] for b in reply.blocks if b["type"] == "section"]
+    contexts = [e["text"] for b in reply.blocks if b["type"] == "context" for e in b["elements"]]
+    assert "번째 줄" in sections[1] and "정정 불가능한 ECC 오류를 알리는" in sections[1]
+    assert any(note in text for text in contexts)  # the English note, in small type
+    do_now = next(text for text in sections if text.startswith("*지금 할 일"))
+    assert "Do now" not in do_now and all(" · _" not in line for line in do_now.splitlines())
+    assert any(text.startswith("Do now: 1.") for text in contexts)
+    assert any("건너뛰었습니다" in text for text in contexts)  # what was skipped, in Korean
+    assert len(visible(reply)) <= MAX_LINES
 
 
 def test_a_collective_timeout_quotes_the_line_once() -> None:

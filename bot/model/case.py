@@ -112,7 +112,8 @@ class Signature(LibraryModel):
     # A decisive line that other failures also cause downstream (every healthy rank prints the NCCL
     # watchdog timeout when one GPU dies): decisive only when no other decisive signature hits the paste.
     fallout: bool = False
-    note: str | None = None
+    note: str | None = None  # what it matches, in words (English); shown under the matched line
+    note_ko: str | None = None  # the same in Korean (error strings copied exactly)
     # Lines this signature must hit; the data tests check every one.
     examples: list[str] = Field(default_factory=list)
     # Where real examples were pasted (public URLs of the dev corpus); never shown in replies.

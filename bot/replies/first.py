@@ -5,7 +5,8 @@ what it matched in words, the suspects, the runbook's first steps with their com
 one-line "why". Each line is in the reader's language with the other right under it in smaller type (a
 context block), so both languages are there without doubling the length. At most ``MAX_LINES`` non-empty
 lines of text and ``MAX_CHARS`` characters: what does not fit is dropped from the bottom of the list of
-optional parts (the third step first, then the Korean "why", ...). The story, lessons and full
+optional parts (the other language's "why", the other language's note on the matched line, the reader's
+"why", the other language's steps, the third step, ...). The story, lessons and full
 remediation are one click away ("Details").
 """
 
@@ -65,9 +66,14 @@ def _title(case: Case, lang: Lang) -> str:
     return case.title.get(lang) or case.title.get("en") or case.title.get("ko") or case.id
 
 
-def evidence_words(evidence: Evidence, lang: Lang) -> str:
-    """What the line matched, in words: the signature's note, never a pattern."""
+def evidence_words(evidence: Evidence, lang: Lang, case: Case | None = None) -> str:
+    """What the line matched, in words: the signature's note in ``lang`` (its Korean note from ``case``,
+    found by the English note the evidence carries), never a pattern."""
     if evidence.kind == "signature" and evidence.note:
+        if lang == "ko" and case is not None:
+            for signature in case.signatures:
+                if signature.note_ko and " ".join((signature.note or "").split()) == evidence.note:
+                    return " ".join(signature.note_ko.split())
         return evidence.note
     if evidence.kind == "signature":
         return label("evidence.signature", lang)
@@ -99,9 +105,11 @@ def verdict(case: Case, best: Match, named: Sequence[str], langs: Sequence[Lang]
     return lines
 
 
-def evidence(best: Match, lang: Lang) -> list[Line]:
+def evidence(best: Match, langs: Sequence[Lang], case: Case | None = None) -> list[Line]:
+    """The matched line once, with its line number and what it matched in the reader's language."""
     if not best.evidence:
         return []
+    lang = langs[0]
     ev = best.evidence[0]
     times = f" · ×{ev.count:,}" if ev.count > 1 else ""
     where = (
@@ -110,13 +118,22 @@ def evidence(best: Match, lang: Lang) -> list[Line]:
         else label("line.end", lang).format(n=f"{-ev.line_no:,}")
     )
     line = ev.line if len(ev.line) <= 300 else ev.line[:299] + "…"
-    about = evidence_words(ev, lang)
+    about = evidence_words(ev, lang, case)
     return [
         Line(
             f"> {escape_mrkdwn(line)}\n_{escape_mrkdwn(where)}{times} · {escape_mrkdwn(about)}_",
             f"> {line}\n  {where}{times} · {about}",
         )
     ]
+
+
+def evidence_other(best: Match, langs: Sequence[Lang], case: Case | None = None) -> list[Line]:
+    """What the line matched in the other language, in small type (only when it says something else)."""
+    other = _other(langs)
+    if other is None or not best.evidence:
+        return []
+    first, second = (evidence_words(best.evidence[0], lang, case) for lang in (langs[0], other))
+    return [Line(f"_{escape_mrkdwn(second)}_", f"  {second}", "context")] if second != first else []
 
 
 def suspects_text(info: SuspectInfo, lang: Lang) -> str:
@@ -178,26 +195,31 @@ def chosen_steps(case: Case, fills: dict[str, str], drain_first: bool = False) -
 
 def steps(
     case: Case, fills: dict[str, str], langs: Sequence[Lang], count: int, drain_first: bool = False
-) -> Line | None:
-    """The "do now" block with the first ``count`` chosen steps (text in both languages, command filled)."""
+) -> list[Line]:
+    """The "do now" block with the first ``count`` chosen steps in the reader's language, commands filled,
+    and the same steps in the other language right under it in small type (one line)."""
     shown = chosen_steps(case, fills, drain_first)[:count]
     if not shown:
-        return None
-    other = _other(langs)
-    heading = label("do_now", langs[0]) + (f" · {label('do_now', other)}" if other else "")
-    md = [f"*{escape_mrkdwn(heading)}*"]
-    plain = [heading]
+        return []
+    md = [f"*{escape_mrkdwn(label('do_now', langs[0]))}*"]
+    plain = [label("do_now", langs[0])]
     for number, step in enumerate(shown, start=1):
-        step_md, step_plain = step_lines(number, step, langs, fills)
+        step_md, step_plain = step_lines(number, step, langs[:1], fills)
         md += step_md
         plain += step_plain
-    return Line("\n".join(md), "\n".join(plain))
+    block = [Line("\n".join(md), "\n".join(plain))]
+    other = _other(langs)
+    texts = [step.text.get(other) for step in shown] if other else []
+    if other and all(texts):
+        said = f"{label('do_now', other)}: " + " · ".join(f"{n}. {t}" for n, t in enumerate(texts, start=1))
+        block.append(Line(escape_mrkdwn(said), f"  {said}", "context"))
+    return block
 
 
 def step_lines(
     number: int, step: RunbookStep, langs: Sequence[Lang], fills: dict[str, str], indent: str = ""
 ) -> tuple[list[str], list[str]]:
-    """One runbook step in the reader's language (the other after it) and its command filled, as
+    """One runbook step in ``langs[0]`` (and ``langs[1]`` after it, when given) and its command filled, as
     (mrkdwn lines, plain lines)."""
     first = step.text.get(langs[0]) or step.text.get("en") or ""
     second = step.text.get(langs[1]) if len(langs) > 1 else None
@@ -259,16 +281,26 @@ def first_reply_lines(
     fills = fills or {}
     again = any(history.values()) if history else False
     found = suspects(result.suspects, langs, history, case.failure_class or "")
-    head = [*verdict(case, best, named, langs), *evidence(best, langs[0]), *found]
+    head = [*verdict(case, best, named, langs), *evidence(best, langs, case), *found]
     note = [Line(f"_{escape_mrkdwn(notes)}_", notes, "context")] if notes else []
     core = head
-    for count in range(STEPS_SHOWN, 0, -1):
+    # As many steps as fit, with their other-language line if it fits too, else without it.
+    tries = [(count, whole) for count in range(STEPS_SHOWN, 0, -1) for whole in (True, False)]
+    for count, whole in tries:
         block = steps(case, fills, langs, count, drain_first=again)
-        if block is not None and _fits([*head, block, *note]):
-            core = [*head, block]
+        block = block if whole else block[:1]
+        if block and _fits([*head, *block, *note]):
+            core = [*head, *block]
             break
-    reasons: list[Line] = []
-    for line in why(case, langs):
-        if _fits([*core, *reasons, line, *note]):
-            reasons.append(line)
-    return [*core, *reasons, *note]
+    # Then, while they fit: the "why" in the reader's language, what the line matched in the other
+    # language (under the matched line), the "why" in the other language.
+    reasons = why(case, langs)
+    wanted = [(reasons[:1], []), ([], evidence_other(best, langs, case)), (reasons[1:], [])]
+    below: list[Line] = []
+    under: list[Line] = []
+    for more_below, more_under in wanted:
+        if _fits([*core, *under, *more_under, *below, *more_below, *note]):
+            below += more_below
+            under += more_under
+    at = len(head) - len(found)
+    return [*core[:at], *under, *core[at:], *below, *note]

@@ -144,6 +144,25 @@ LABELS.update(
         "remediation.then": {"en": "What was done then", "ko": "당시 조치"},
         "assumes": {"en": "Assumes", "ko": "전제"},
         "reviewed": {"en": "Reviewed by {who} on {when}", "ko": "{when} {who} 검토"},
+        "notes.skipped": {
+            "en": "The middle of the paste ({size} bytes{lines}) was skipped.",
+            "ko": "로그 가운데 부분({size}바이트{lines})은 건너뛰었습니다.",
+        },
+        "notes.skipped.lines": {"en": ", {n} lines", "ko": ", {n}줄"},
+        "notes.unread": {
+            "en": "The last {n} bytes of the file were not fetched (over MAX_FILE_BYTES).",
+            "ko": "파일의 마지막 {n}바이트는 가져오지 않았습니다(MAX_FILE_BYTES 초과).",
+        },
+        "notes.long": {
+            "en": "{n} lines over 4,000 characters were matched by their start and end.",
+            "ko": "4,000자를 넘는 줄 {n}개는 앞부분과 끝부분으로 대조했습니다.",
+        },
+        "notes.deadline": {
+            "en": "Matching hit its deadline; this is what was found in time.",
+            "ko": "대조가 제한 시간에 걸렸습니다. 그때까지 찾은 결과입니다.",
+        },
+        "cut": {"en": "Cut to fit Slack's limits.", "ko": "Slack 한도에 맞춰 잘랐습니다."},
+        "full_case": {"en": "Full case", "ko": "전체 사례"},
         "details.none": {
             "en": "This case is no longer in the library.",
             "ko": "이 사례는 더 이상 라이브러리에 없습니다.",

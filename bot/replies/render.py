@@ -159,7 +159,7 @@ def case_reply(
         doc.add(escape_mrkdwn(review), review, "context")
     _sources(doc, case, langs)
     fallback = f"{case.id}: {_title_line(case, langs[0])[1]}"
-    return _finish(doc, fallback, buttons, case_ids=[case.id])
+    return _finish(doc, fallback, buttons, case_ids=[case.id], lang=langs[0])
 
 
 def _review_line(case: Case, reviewed: ReviewRecord | None, lang: Lang) -> str:
@@ -185,16 +185,16 @@ def _meta_line(case: Case, langs: Sequence[Lang]) -> str:
     return " · ".join(bits)
 
 
-def _evidence_part(match: Match, lang: Lang) -> tuple[str, str]:
+def _evidence_part(match: Match, lang: Lang, case: Case | None = None) -> tuple[str, str]:
     heading = label("evidence", lang)
     md_lines, plain_lines = [], []
     for ev in match.evidence[:2]:
         times = f" (×{ev.count})" if ev.count > 1 else ""
         md_lines.append(f"> {escape_mrkdwn(ev.line)}")
-        about = _one_line(evidence_words(ev, lang), 150)  # in words, never a pattern
-        md_lines.append(f"_{line_label(ev.line_no)}{times} · {escape_mrkdwn(about)}_")
+        about = _one_line(evidence_words(ev, lang, case), 150)  # in words, never a pattern
+        md_lines.append(f"_{line_label(ev.line_no, lang)}{times} · {escape_mrkdwn(about)}_")
         plain_lines.append(f"  > {ev.line}")
-        plain_lines.append(f"    {line_label(ev.line_no)}{times} · {about}")
+        plain_lines.append(f"    {line_label(ev.line_no, lang)}{times} · {about}")
     return f"*{heading}*\n" + "\n".join(md_lines), f"{heading}\n" + "\n".join(plain_lines)
 
 
@@ -229,18 +229,18 @@ def match_reply(
     lang = langs[0]
     best = result.best
     if best is None or (explicit and not result.reply and best.tier.value == "weak"):
-        return _no_match_reply(result, langs)
+        return _no_match_reply(result, langs, cases)
     case = cases[best.case_id]
     doc = _Doc(full_link=case.link())
     info = result.suspects
     if info is None and suspects:
         info = SuspectInfo(failed=True, summary=suspects, fills=fills or {})
     shown = result.model_copy(update={"suspects": info})
-    for line in first_reply_lines(shown, case, langs, _notes_text(result), fills or {}, history):
+    for line in first_reply_lines(shown, case, langs, _notes_text(result, lang), fills or {}, history):
         doc.add(line.text, line.plain, line.kind)
     named = [best.case_id, *[cid for cid in result.reply_case_ids if cid != best.case_id]]
     fallback = f"{best.case_id} ({TIER_TEXT[best.tier.value][lang]}): {_title_line(case, lang)[1]}"
-    return _finish(doc, fallback, buttons, case_ids=named, tier=best.tier.value)
+    return _finish(doc, fallback, buttons, case_ids=named, tier=best.tier.value, lang=lang)
 
 
 def _pointer_md(match: Match, lang: Lang) -> str:
@@ -253,33 +253,35 @@ def _pointer_plain(match: Match, lang: Lang) -> str:
     return f"  - {match.case_id} — {_one_line(title, 120)} ({_tier_text(match, lang)})"
 
 
-def line_label(number: int) -> str:
+def line_label(number: int, lang: Lang = "en") -> str:
     """``line 12``, or ``line 3 from the end`` when the lines before the skipped middle were not counted."""
-    return f"line {number:,}" if number > 0 else f"line {-number:,} from the end"
+    if number > 0:
+        return label("line", lang).format(n=f"{number:,}")
+    return label("line.end", lang).format(n=f"{-number:,}")
 
 
-def _notes_text(result: MatchResult) -> str:
+def _notes_text(result: MatchResult, lang: Lang) -> str:
     """What was skipped or cut, in one line ("" when nothing was)."""
     notes = []
     if result.truncated:
-        lines = f", {result.skipped_lines:,} lines" if result.skipped_lines else ""
-        notes.append(f"The middle of the paste ({result.skipped_bytes:,} bytes{lines}) was skipped.")
+        lines = label("notes.skipped.lines", lang).format(n=f"{result.skipped_lines:,}") if result.skipped_lines else ""
+        notes.append(label("notes.skipped", lang).format(size=f"{result.skipped_bytes:,}", lines=lines))
     if result.unread_bytes:
-        notes.append(f"The last {result.unread_bytes:,} bytes of the file were not fetched (over MAX_FILE_BYTES).")
+        notes.append(label("notes.unread", lang).format(n=f"{result.unread_bytes:,}"))
     if result.long_lines:
-        notes.append(f"{result.long_lines:,} lines over 4,000 characters were matched by their start and end.")
+        notes.append(label("notes.long", lang).format(n=f"{result.long_lines:,}"))
     if result.timed_out:
-        notes.append("Matching hit its deadline; this is what was found in time.")
+        notes.append(label("notes.deadline", lang))
     return " ".join(notes)
 
 
 def _notes(doc: _Doc, result: MatchResult, lang: Lang) -> None:
-    text = _notes_text(result)
+    text = _notes_text(result, lang)
     if text:
         doc.add(f"_{escape_mrkdwn(text)}_", text, "context")
 
 
-def _no_match_reply(result: MatchResult, langs: Sequence[Lang]) -> Reply:
+def _no_match_reply(result: MatchResult, langs: Sequence[Lang], cases: Mapping[str, Case]) -> Reply:
     lang = langs[0]
     doc = _Doc()
     headline = {"en": "No known case fits this paste.", "ko": "이 로그에 맞는 알려진 사례가 없습니다."}
@@ -291,10 +293,10 @@ def _no_match_reply(result: MatchResult, langs: Sequence[Lang]) -> Reply:
         doc.add(f"*{heading}*\n{md}", f"{heading}\n{plain}")
         for match in result.matches[:1]:
             if match.evidence:
-                ev_md, ev_plain = _evidence_part(match, lang)
+                ev_md, ev_plain = _evidence_part(match, lang, cases.get(match.case_id))
                 doc.add(ev_md, ev_plain)
     _notes(doc, result, lang)
-    return _finish(doc, headline[lang], (), case_ids=[m.case_id for m in result.matches[:3]])
+    return _finish(doc, headline[lang], (), case_ids=[m.case_id for m in result.matches[:3]], lang=lang)
 
 
 def case_list_reply(cases: Iterable[Case], heading: str, langs: Sequence[Lang], empty: str) -> Reply:
@@ -312,7 +314,7 @@ def case_list_reply(cases: Iterable[Case], heading: str, langs: Sequence[Lang], 
         doc.add(escape_mrkdwn(empty), empty)
     for start in range(0, len(lines_md), 15):
         doc.add("\n".join(lines_md[start : start + 15]), "\n".join(lines_plain[start : start + 15]))
-    return _finish(doc, heading, ())
+    return _finish(doc, heading, (), lang=lang)
 
 
 def sections_reply(heading: str, sections: Sequence[tuple[str, Sequence[str]]], hint: str = "") -> Reply:
@@ -398,6 +400,7 @@ def _finish(
     *,
     case_ids: list[str] | None = None,
     tier: str | None = None,
+    lang: Lang = "en",
 ) -> Reply:
     blocks: list[dict[str, Any]] = []
     used = 0
@@ -413,9 +416,9 @@ def _finish(
         blocks.append(_block(part, text))
         used += len(text)
     if cut:
-        more = "Cut to fit Slack's limits."
+        more = label("cut", lang)
         if doc.full_link:
-            more += " " + link(doc.full_link, "Full case")
+            more += " " + link(doc.full_link, label("full_case", lang))
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
     if buttons:
         blocks.append({"type": "actions", "elements": [_button(b) for b in buttons[:25]]})
