@@ -69,6 +69,34 @@ def test_sqlite_url_creates_parent_directories(tmp_path: object) -> None:
     store.close()
 
 
+@pytest.mark.parametrize(
+    ("url", "engine"),
+    [
+        ("postgresql://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("postgres://u@h:6432/db?sslmode=require", "postgresql+psycopg://u@h:6432/db?sslmode=require"),
+        ("postgresql+psycopg://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("sqlite:////var/lib/bot.sqlite3", "sqlite:////var/lib/bot.sqlite3"),
+    ],
+)
+def test_database_url_forms_map_to_psycopg_3(url: str, engine: str) -> None:
+    from bot.storage.dialects import engine_url
+
+    assert engine_url(url) == engine
+
+
+def test_a_postgres_scheme_url_opens_postgresql() -> None:
+    """``postgres://`` (Heroku, many PaaS) opens the same database as ``postgresql://``, with psycopg 3."""
+    from conftest import postgres_schema
+
+    with postgres_schema() as url:
+        assert url.startswith("postgresql://")
+        store = open_storage("postgres://" + url.removeprefix("postgresql://"))
+        store.migrate()
+        assert store.ping() and store.engine.dialect.driver == "psycopg"  # type: ignore[attr-defined]
+        assert store.schema_version() == head_revision()  # type: ignore[attr-defined]
+        store.close()
+
+
 def test_unknown_scheme_is_refused() -> None:
     with pytest.raises(StorageMisconfigured, match="DATABASE_URL must start with sqlite"):
         open_storage("mysql://x")

@@ -283,3 +283,23 @@ def test_a_sqlite_file_locked_past_the_busy_timeout_is_one_line_naming_the_setti
     finally:
         holder.close()
     assert str(raised.value) == f"DATA_DIR / DATABASE_URL: cannot open the SQLite file {path}: database is locked"
+
+
+def test_a_first_version_database_that_does_not_convert_is_left_as_it_was(tmp_path: Any) -> None:
+    """A row the upgrade cannot convert: one line saying the upgrade was rolled back (not "cannot reach"),
+    never a traceback, and the first version's tables and rows are untouched."""
+    from bot.storage.base import StorageMisconfigured
+
+    path = tmp_path / "bot.sqlite3"
+    _sqlite_v1(str(path))
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE replies SET case_ids = 'not json' WHERE id = 7")
+    store = open_storage(f"sqlite:///{path}")
+    with pytest.raises(StorageMisconfigured) as raised:
+        store.migrate()
+    store.close()
+    message = str(raised.value)
+    assert "the schema upgrade failed and was rolled back" in message and "\n" not in message
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert conn.execute("SELECT case_ids FROM replies WHERE id = 7").fetchone() == ("not json",)

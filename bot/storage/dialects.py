@@ -84,7 +84,7 @@ def _first_open(engine: Engine, path: str, busy_timeout: float) -> None:
             with engine.connect():
                 return
         except SQLAlchemyError as exc:
-            first = _first_line(exc)
+            first = first_line(exc)
             if "locked" not in first or time.monotonic() + pause > deadline:
                 raise StorageMisconfigured(
                     f"DATA_DIR / DATABASE_URL: cannot open the SQLite file {path}: {first}"
@@ -125,7 +125,8 @@ def lock_for_migration(connection: Connection) -> None:
     # SQLite: the transaction began with BEGIN IMMEDIATE, which holds the write lock until it ends.
 
 
-def _first_line(exc: SQLAlchemyError) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first line of the driver's message (of ``exc`` itself when it is not a driver error)."""
     original = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
     lines = str(original).strip().splitlines()
     return lines[0] if lines else type(original).__name__
@@ -135,7 +136,7 @@ def storage_error(exc: SQLAlchemyError, url: str) -> StorageError:
     """One line naming the setting and the cause, never a password."""
     where = where_of(url)
     original = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
-    first = _first_line(exc)
+    first = first_line(exc)
     if url.startswith("sqlite"):
         if "readonly" in first or "unable to open" in first:
             return StorageMisconfigured(f"DATA_DIR / DATABASE_URL: the SQLite file {where} is not writable: {first}")

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import Connection, Row, case, func, select, update
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
 from bot.storage.base import (
     DigestClaim,
@@ -21,9 +21,10 @@ from bot.storage.base import (
     FeedbackCount,
     LangPref,
     ReplyRecord,
+    StorageMisconfigured,
     Vote,
 )
-from bot.storage.dialects import IMMEDIATE, insert_for, make_engine, storage_error
+from bot.storage.dialects import IMMEDIATE, first_line, insert_for, make_engine, storage_error, where_of
 from bot.storage.schema import (
     channel_prefs,
     digests,
@@ -73,8 +74,13 @@ class SqlStorage(LearningTables):
 
         try:
             upgrade(self.engine)
-        except SQLAlchemyError as exc:
+        except (OperationalError, InterfaceError) as exc:  # cannot connect, locked, gone: maybe try again
             raise storage_error(exc, self.url) from None
+        except (SQLAlchemyError, ValueError) as exc:  # the data did not convert: rolled back, never retried
+            raise StorageMisconfigured(
+                f"DATABASE_URL ({where_of(self.url)}): the schema upgrade failed and was rolled back, "
+                f"the database is as it was: {first_line(exc)}"
+            ) from None
 
     def schema_version(self) -> str | None:
         """The Alembic revision the database is at (None before :meth:`migrate`)."""

@@ -39,4 +39,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_table("examples")
+    raise NotImplementedError("migrations only move forward")

@@ -44,5 +44,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_table("reviews")
-    op.drop_table("drafts")
+    raise NotImplementedError("migrations only move forward")

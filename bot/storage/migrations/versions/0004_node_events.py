@@ -40,4 +40,4 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_table("node_events")
+    raise NotImplementedError("migrations only move forward")
