@@ -89,6 +89,13 @@ async def exercise(session: ClientSession) -> None:
     assert "Traceback" not in bad.content[0].text  # type: ignore[union-attr]
     wrong = await session.call_tool("search_incidents", {"query": "x", "filters": {"colour": "red"}})
     assert wrong.isError and "filter keys are" in wrong.content[0].text  # type: ignore[union-attr]
+    for tool, args, said in (
+        ("search_incidents", {"query": "x", "limit": "abc"}, "search_incidents: limit: Input should be a valid"),
+        ("get_incident", {"id": "IL-0427", "lang": "fr"}, "get_incident: lang: Input should be 'en', 'ko'"),
+    ):
+        typed = await session.call_tool(tool, args)
+        text = typed.content[0].text  # type: ignore[union-attr]
+        assert typed.isError and text.startswith(said) and "\n" not in text and "pydantic" not in text, text
     # An oversized log is read by its head and tail, and the result says so.
     big = "INFO step ok\n" * 300_000 + ecc
     cut = _payload(await session.call_tool("match_log", {"text": big}))

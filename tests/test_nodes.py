@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from fake_slack import FakeSlack
 from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event
+from test_slack_interactive import buttons, click
 
 from bot.app.nodes import NodeMemory, Where, parse_aliases
 from bot.app.service import IncidentService
@@ -22,6 +23,7 @@ from bot.cli.main import main
 from bot.digest.runner import DigestParams, DigestRunner, RetryPolicy, digest_client
 from bot.library.case_store import CaseLibrary
 from bot.model.results import MatchResult, NodeEvent, SuspectInfo
+from bot.replies.buttons import ACTION_LANG
 from bot.storage import Storage
 from bot.storage.memory import MemoryStorage
 
@@ -78,6 +80,17 @@ async def test_a_node_that_failed_before_is_named_with_its_thread(
     assert "gpu-memory-ecc ×1" in shown and "gpu-lost-gsp-nvlink ×1" in shown
     do_now = next(b["text"]["text"] for b in second["blocks"] if "Do now" in b.get("text", {}).get("text", ""))
     assert do_now.split("\n")[1].lower().startswith("1. drain") or "state=drain" in do_now.split("\n")[2]
+    # The language switch draws it again Korean first: the same repeat line (not counting itself), the drain
+    # step still first.
+    await harness.wait_for(lambda: storage.reply_for_message("C2", second["ts"]) is not None)
+    value = buttons(second["blocks"])[ACTION_LANG]
+    [switched] = await click(harness, ACTION_LANG, value, channel="C2", message_ts=second["ts"], ephemeral=False)
+    again = json.dumps(switched["blocks"], ensure_ascii=False)
+    assert "이후 2번 실패" in again and link in again and "3번 실패" not in again
+    korean_do_now = next(
+        b["text"]["text"] for b in switched["blocks"] if "지금 할 일" in b.get("text", {}).get("text", "")
+    )
+    assert "state=drain" in korean_do_now.split("\n")[2]
     # A third paste where the host only reports a collective timeout: answered, but not counted.
     clock.value += timedelta(hours=1)
     third = await paste(harness, WATCHDOG, "C3")

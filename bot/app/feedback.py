@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from bot.app.examples import is_direct_message
-from bot.app.nodes import Where
+from bot.app.nodes import Answered, Where
 from bot.app.routing import route_command
 from bot.app.service import IncidentService
 from bot.model.case import Case, Lang
@@ -258,7 +258,8 @@ class FeedbackService:
             return ClickAnswer(invalid_reply(), ok=False)
         payload, record = found
         langs = other_lang(payload.langs)
-        reply = self.incident.render_match(result, langs, explicit=True)
+        answered = Answered(record.channel, record.thread_ts, record.created_at)
+        reply = self.incident.render_match(result, langs, explicit=True, answered=answered)
         reply = self.with_match_buttons(reply, result, langs, reply_id=record.id, share=payload.share)
         return ClickAnswer(reply, ok=True, reply_id=record.id, share=payload.share)
 

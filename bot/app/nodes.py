@@ -69,9 +69,11 @@ class NodeMemory:
             for host in hosts
         )
 
-    def history(self, result: MatchResult) -> dict[str, list[NodeEvent]]:
+    def history(self, result: MatchResult, answered: Answered | None = None) -> dict[str, list[NodeEvent]]:
         """Earlier failures, within the window, of the hosts ``result`` says failed (newest first); a host
-        that only reported a collective failure is neither looked up nor counted."""
+        that only reported a collective failure is neither looked up nor counted. With ``answered`` (a
+        reply drawn again, as on a language switch) the history as that answer saw it: nothing from the
+        answer itself or after it."""
         info = result.suspects
         if info is None or not info.failed or not info.hosts:
             return {}
@@ -83,7 +85,7 @@ class NodeMemory:
             return {}
         found: dict[str, list[NodeEvent]] = defaultdict(list)
         for event in _distinct(events):
-            if event.failed:
+            if event.failed and (answered is None or answered.saw(event)):
                 found[event.host].append(event)
         return dict(found)
 
@@ -112,6 +114,24 @@ class NodeMemory:
         """Hosts that failed more than once in the last ``days`` (default: the window), newest first."""
         now = self.now()
         return self.repeated_between(now - (timedelta(days=days) if days is not None else self.window), now)
+
+
+@dataclass(frozen=True)
+class Answered:
+    """An earlier answer: its channel, the answered message and when it was made."""
+
+    channel: str
+    ts: str
+    at: datetime
+
+    def saw(self, event: NodeEvent) -> bool:
+        """Whether ``event`` was already history when this answer was made (its own event, remembered a
+        moment before the reply was logged, was not)."""
+        own = event.channel == self.channel and (event.ts == self.ts or abs(event.created_at - self.at) < _MOMENT)
+        return not own and event.created_at <= self.at
+
+
+_MOMENT = timedelta(minutes=2)
 
 
 def _key(event: NodeEvent) -> tuple[str, str, str]:

@@ -20,7 +20,7 @@ from rapidfuzz import fuzz, process
 from bot.app.drafts import Drafts, WithReview
 from bot.app.examples import ExampleBook
 from bot.app.indexes import build_matcher, build_search
-from bot.app.nodes import NodeMemory, Where
+from bot.app.nodes import Answered, NodeMemory, Where
 from bot.app.prefs import auto_reply, lang_reply, langs_for
 from bot.app.routing import route_command
 from bot.app.search import CaseSearch, search_cases
@@ -217,13 +217,24 @@ class IncidentService:
         return result
 
     def render_match(
-        self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool, where: Where | None = None
+        self,
+        result: MatchResult,
+        langs: Sequence[Lang],
+        *,
+        explicit: bool,
+        where: Where | None = None,
+        answered: Answered | None = None,
     ) -> Reply:
         """The reply for a match, with the suspects line (and a host's earlier failures) and the runbook's
         commands filled from them. With ``where`` (a first answer, not a re-render) the hosts it names are
-        remembered."""
+        remembered. With ``answered`` (a reply drawn again from its button value, which keeps only the
+        filled node) the earlier failures are those of that node that the answer saw."""
         suspects = result.suspects
-        history = self.nodes.history(result) if result.best is not None else {}
+        probe = result
+        node = suspects.fills.get("node") if suspects is not None and answered is not None else None
+        if suspects is not None and node and not suspects.hosts:
+            probe = result.model_copy(update={"suspects": suspects.model_copy(update={"hosts": {node: 1}})})
+        history = self.nodes.history(probe, answered) if result.best is not None else {}
         reply = match_reply(
             result,
             self._state.library.cases,

@@ -13,7 +13,7 @@ errors are tool errors with one clear line, never a traceback.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -21,7 +21,8 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ResourceError, ToolError
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AnyUrl
+from mcp.types import ContentBlock
+from pydantic import AnyUrl, ValidationError
 
 from bot.app.records import match_record, runbook_record
 from bot.app.service import IncidentService
@@ -103,6 +104,19 @@ def _query(value: str) -> str:
 
 class _Server(FastMCP):
     """``FastMCP`` whose one case template answers ``.md`` URIs as Markdown (a template has one MIME type)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[ContentBlock] | dict[str, Any]:
+        """Arguments of the wrong type are one clear line naming the argument (not pydantic's report)."""
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            said = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                for error in exc.__cause__.errors(include_url=False)[:3]
+            )
+            raise ToolError(f"{name}: {said}") from None
 
     async def read_resource(self, uri: AnyUrl | str) -> Iterable[ReadResourceContents]:
         contents = await super().read_resource(uri)
