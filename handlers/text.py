@@ -1,7 +1,7 @@
 """The visible text of a Slack message, as one Slack-encoded string: its ``text``, its ``rich_text`` blocks
-(code blocks included), and the messages it shares or forwards (``attachments`` with ``is_share`` or
-``is_msg_unfurl``, their ``message_blocks``). Each piece is read once: one that is already contained in
-what was read (Slack derives ``text`` from the blocks) adds nothing. Link previews of other sites are not
+(code blocks included) when it has no ``text``, its other blocks, and the messages it shares or forwards
+(``attachments`` with ``is_share`` or ``is_msg_unfurl``, their ``message_blocks``). Each piece is read
+once: one that is already contained in what was read adds nothing. Link previews of other sites are not
 the user's paste and are left out. Pure.
 """
 
@@ -49,14 +49,16 @@ def _rich(element: Mapping[str, Any], depth: int = 0) -> str:
     return _inline(element)
 
 
-def blocks_text(blocks: Iterable[Any]) -> str:
-    """The text a reader sees in ``blocks``: rich text, section and context text."""
+def blocks_text(blocks: Iterable[Any], rich: bool = True) -> str:
+    """The text a reader sees in ``blocks``: rich text (unless ``rich`` is False), section and context
+    text."""
     lines: list[str] = []
     for block in list(blocks)[:_MAX_PIECES]:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "rich_text":
-            lines.append(_rich(block))
+            if rich:
+                lines.append(_rich(block))
         elif isinstance(block.get("text"), dict):
             lines.append(str(block["text"].get("text") or ""))
         for element in block.get("elements") or [] if block.get("type") == "context" else []:
@@ -84,8 +86,12 @@ def _flat(text: str) -> str:
 
 
 def visible_text(message: Mapping[str, Any]) -> str:
-    """Everything a reader sees in ``message``, Slack-encoded, each piece once, in reading order."""
-    pieces = [str(message.get("text") or ""), blocks_text(message.get("blocks") or [])]
+    """Everything a reader sees in ``message``, Slack-encoded, each piece once, in reading order. A user's
+    message carries its words twice, as ``text`` and as ``rich_text`` blocks (formatting makes the two
+    differ: a code fence, inline code, a list), so its rich text is read only when ``text`` is empty;
+    other blocks (an integration's sections under a fallback ``text``) are read as well."""
+    text = str(message.get("text") or "")
+    pieces = [text, blocks_text(message.get("blocks") or [], rich=not text.strip())]
     for attachment in (message.get("attachments") or [])[:_MAX_PIECES]:
         if isinstance(attachment, dict):
             pieces += _attachment_pieces(attachment)

@@ -20,6 +20,7 @@ from bot.storage import Storage
 FIXTURES = Path(__file__).parent / "fixtures" / "slack"
 ECC = "[rank29]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
 ECC_CASES = ("IL-0427", "IL-0414")
+XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
 
 
 def envelope(name: str, fake: HarnessSlack) -> dict[str, Any]:
@@ -100,10 +101,24 @@ async def test_an_image_in_a_dm_says_only_text_can_be_matched(h: SlackHarness) -
     assert not h.fake.calls("/files/F111")  # an image is never downloaded
 
 
-async def test_a_thread_mention_carrying_the_error_is_matched_with_its_parent(h: SlackHarness) -> None:
-    parent = {"type": "message", "user": "U222", "text": "anyone seen this before?", "ts": "1700000009.000100"}
-    h.fake.add_message("C111", parent)
-    await replay(h, "thread_mention_with_error.json")
+async def test_a_message_with_text_and_the_same_rich_text_is_read_once(h: SlackHarness) -> None:
+    """A typed message carries its words as ``text`` and again as ``rich_text`` blocks; formatting makes
+    the two differ, and reading both would count every line twice."""
+    await replay(h, "text_and_rich_text.json")
     (post,) = h.posts()
-    assert post.body["thread_ts"] == "1700000009.000100"
-    assert any(case in json.dumps(post.body) for case in ECC_CASES)
+    shown = json.dumps(post.body, ensure_ascii=False)
+    assert any(case in shown for case in ECC_CASES) and "×2" not in shown
+
+
+async def test_a_thread_mention_carrying_the_error_is_matched_with_its_parent(h: SlackHarness) -> None:
+    parent = {"type": "message", "user": "U222", "text": XID79}
+    parent_ts = h.fake.add_message("C111", parent)
+    body = envelope("thread_mention_with_error.json", h.fake)
+    body["event"]["thread_ts"] = parent_ts
+    assert (await h.post(json.dumps(body), "application/json")).status_code == 200
+    await h.settle()
+    (post,) = h.posts()
+    assert post.body["thread_ts"] == parent_ts
+    shown = json.dumps(post.body)
+    assert any(case in shown for case in ECC_CASES)  # the mention's own error
+    assert "IL-0415" in shown  # and the parent's, read from the thread
