@@ -87,3 +87,26 @@ def test_similar_adds_the_library_answer_and_falls_back_when_it_is_down() -> Non
     assert isinstance(fallback, Reply)
     assert "local similarity only" in fallback.plain
     assert "Similar to IL-0427" in fallback.plain
+
+
+def test_a_case_that_leaves_the_library_takes_its_examples_with_it(tmp_path: Path) -> None:
+    """Confirmed examples of a case that a reload removes are dropped at once, not ranked (which failed on
+    the missing case until the stored examples changed)."""
+    import shutil
+
+    line = "gpu-doctor: HBM bank 5 parity sweep failed on device 3, quarantine requested by node agent"
+    storage = MemoryStorage()
+    service = IncidentService(LIBRARY, storage)
+    now = datetime.now(UTC)
+    for user in ("U1", "U2"):
+        storage.add_examples("PUB-0009", (line,), user, "C1", 1, now)
+    assert service.refresh_examples()
+    before = service.match(line)
+    assert before.best is not None and before.best.case_id == "PUB-0009"
+    smaller = tmp_path / "cases"
+    shutil.copytree(ROOT / "cases", smaller)
+    (smaller / "PUB-0009.json").unlink()
+    service.reload(load_library(smaller))
+    after = service.match(line)
+    assert all(match.case_id != "PUB-0009" for match in after.matches)
+    assert not service.refresh_examples()  # nothing stored changed: the reload already dropped them

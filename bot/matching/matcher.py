@@ -105,7 +105,9 @@ class Matcher:
         """This matcher with ``lines`` (confirmed examples, ``bot.matching.examples``) as further known
         lines of the text stage; everything else is shared. The original is left as it was."""
         other = copy.copy(self)
-        other._examples = list(lines)
+        # A line whose case is not in this library (it left on a reload) is dropped, never ranked.
+        other._examples = [line for line in lines if line.case_id in self._cases]
+        lines = other._examples
         other._example_index = TextEngine.build([line.text for line in lines]) if lines else None
         other._from_payload = {}
         return other
