@@ -294,6 +294,11 @@ def test_run_with_a_refused_token_exits_2_with_one_line(
 def test_readme_cites_nothing_outside_the_repository_and_says_how_to_test() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "shared/" not in readme and "case-facts" not in readme
+    # Nor do the cases and the code: what a case says stands on its own `sources`.
+    for path in [*(ROOT / "cases").glob("*.json"), *(ROOT / "bot").rglob("*.py"), *(ROOT / "handlers").rglob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        for outside in ("shared/", "case-facts", "case facts", "[V2]"):
+            assert outside not in text, (path.name, outside)
     assert "TEST_DATABASE_URL=postgresql://" in readme and "package index" in readme
     assert re.search(r"console prompt in about \d+ s", readme)
 

@@ -2,7 +2,7 @@
 
 Assumptions (the listing format is not documented; everything below is what this client accepts):
 
-- ``GET {base}/cases/{id}`` returns one case as JSON (the shape of ``shared/seeds/000_…``), with ``ETag``
+- ``GET {base}/cases/{id}`` returns one case as JSON (the shape of a file in ``cases/``), with ``ETag``
   and/or ``Last-Modified``; it honours ``If-None-Match`` / ``If-Modified-Since`` with ``304``.
 - ``GET {base}/cases/{id}/similar`` returns a JSON array of ids or of objects with an ``id``, or an object
   holding that array under ``similar``, ``cases``, ``items``, ``results`` or ``data``.

@@ -5,9 +5,13 @@
 - every case has a bilingual runbook in stage order (confirm ... resume, with a confirm and a verify step) and a
   one-line ``gist``; commands that disturb a node follow the safety rules in ``SAFETY`` (a GPU reset only after
   a drain and a check that the node's jobs have left, ...);
+- every step with a command says in ``assumes``, in both languages, what the command needs to be right
+  (versions, where it runs, the node's state); what a rule's ``says`` asks for (``scontrol reboot`` waits for
+  the node to go idle) is said in each language;
 - Korean text that this project writes uses the glossary's terms (``bot/library/glossary.tsv``): the runbook
-  of every case, and all text of the cases the incident library does not own (``IL-`` cases are the
-  library's: their text is refreshed by ``sync``, and disagreements go in ``review_notes`` instead).
+  and the signatures' ``note_ko`` of every case, and all text of the cases the incident library does not own
+  (``IL-`` cases are the library's: their text is refreshed by ``sync``, and disagreements go in
+  ``review_notes`` instead).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from functools import cache
 from importlib import resources
 
 from bot.library.case_store import CaseLibrary, Problem
-from bot.model.case import PLACEHOLDERS, RUNBOOK_STAGES, Case, Localized
+from bot.model.case import PLACEHOLDERS, RUNBOOK_STAGES, Case, Lang, Localized
 
 SAMPLE_VALUES = {"node": "gpu-a17", "pci": "0000:3b:00.0", "gpu": "3", "rank": "5", "job": "682842"}
 LIBRARY_OWNED = ("IL-",)
@@ -33,18 +37,27 @@ class Term:
     english: str
     korean: str
     avoid: tuple[str, ...]
+    # Phrases in which an avoided variant is right because it means something else (데이터 손실 is data loss,
+    # not the training loss): a variant inside one of them is not reported.
+    fine_in: tuple[str, ...] = ()
+
+
+def _cells(cell: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in cell.split(",") if v.strip())
 
 
 @cache
 def glossary() -> tuple[Term, ...]:
+    """The rows of ``glossary.tsv``: english, korean, variants to avoid, and phrases where a variant is fine."""
     text = resources.files("bot.library").joinpath("glossary.tsv").read_text(encoding="utf-8")
     terms = []
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         english, korean, *rest = line.split("\t")
-        avoid = tuple(v.strip() for v in (rest[0] if rest else "").split(",") if v.strip())
-        terms.append(Term(english.strip(), korean.strip(), avoid))
+        avoid = _cells(rest[0]) if rest else ()
+        fine_in = _cells(rest[1]) if len(rest) > 1 else ()
+        terms.append(Term(english.strip(), korean.strip(), avoid, fine_in))
     return tuple(terms)
 
 
@@ -95,6 +108,8 @@ class Rule:
     never: bool = False
     # Whether the step must say what it assumes (versions, privileges, waiting for idle).
     assumes: bool = False
+    # What ``assumes`` must say in each language (a warning otherwise): scontrol reboot waits for idle.
+    says: tuple[tuple[Lang, re.Pattern[str]], ...] = ()
 
 
 _DRAIN = re.compile(r"scontrol\s+update\s+node(?:name)?=\S+.*state=drain", re.IGNORECASE)
@@ -120,6 +135,7 @@ SAFETY: tuple[Rule, ...] = (
         re.compile(r"scontrol\s+reboot\b"),
         "say in `assumes` that scontrol reboot waits for the node to go idle",
         assumes=True,
+        says=(("en", re.compile(r"\bidle\b", re.IGNORECASE)), ("ko", re.compile("유휴"))),
     ),
     Rule(
         "nccl-async",
@@ -166,6 +182,31 @@ def safety_problems(case: Case, path: str) -> list[Problem]:
     return found
 
 
+def assumes_problems(case: Case, path: str) -> list[Problem]:
+    """A command without ``assumes`` in both languages, or whose ``assumes`` leaves out what a rule's ``says``
+    asks for (warnings: ``cases validate --strict`` fails on them)."""
+    found: list[Problem] = []
+    for number, step in enumerate(case.runbook):
+        if not step.command:
+            continue
+        where = f"runbook[{number}].assumes"
+        if step.assumes is None or len(step.assumes.langs()) < 2:
+            message = (
+                "a step with a command needs `assumes` in English and Korean: what the command needs to be right"
+                " (tool and version where it matters, where it runs, the node's state: drained, jobs left, idle)"
+            )
+            found.append(Problem(path, where, message, "warning"))
+            continue
+        for rule in SAFETY:
+            if not rule.command.search(step.command):
+                continue
+            for lang, needed in rule.says:
+                if not needed.search(step.assumes.get(lang) or ""):
+                    message = f"{rule.name}: {rule.why} (assumes.{lang} does not say {needed.pattern!r})"
+                    found.append(Problem(path, f"{where}.{lang}", message, "warning"))
+    return found
+
+
 def runbook_problems(case: Case, path: str) -> list[Problem]:
     """A missing or incomplete runbook or gist (warnings: ``cases validate --strict`` fails on them)."""
     found: list[Problem] = []
@@ -196,6 +237,9 @@ def _korean(case: Case) -> Iterator[tuple[str, str]]:
         yield f"runbook[{number}].text.ko", step.text.ko or ""
         if step.assumes is not None:
             yield f"runbook[{number}].assumes.ko", step.assumes.ko or ""
+    for number, signature in enumerate(case.signatures):
+        if signature.note_ko:
+            yield f"signatures[{number}].note_ko", signature.note_ko
     if case.id.startswith(LIBRARY_OWNED):
         return
     for name in ("title", "summary", "trigger", "detection", "symptoms_text", "lessons"):
@@ -211,12 +255,21 @@ def _word(variant: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\uac00-\ud7a3A-Za-z0-9])" + re.escape(variant))
 
 
+def _slips(text: str, variant: str, fine_in: tuple[str, ...]) -> bool:
+    """Whether ``variant`` starts a word of ``text`` outside every phrase of ``fine_in``."""
+    fine = [(m.start(), m.end()) for phrase in fine_in for m in re.finditer(re.escape(phrase), text)]
+    return any(
+        not any(start <= found.start() and found.end() <= end for start, end in fine)
+        for found in _word(variant).finditer(text)
+    )
+
+
 def glossary_problems(case: Case, path: str) -> list[Problem]:
     found: list[Problem] = []
     for where, text in _korean(case):
         for term in glossary():
             for variant in term.avoid:
-                if _word(variant).search(text):
+                if _slips(text, variant, term.fine_in):
                     message = f"uses {variant!r}: the glossary's Korean for {term.english!r} is {term.korean!r}"
                     found.append(Problem(path, where, message, "warning"))
     return found
@@ -230,5 +283,6 @@ def review_library(library: CaseLibrary) -> list[Problem]:
         found += command_problems(case, path)
         found += safety_problems(case, path)
         found += runbook_problems(case, path)
+        found += assumes_problems(case, path)
         found += glossary_problems(case, path)
     return found
