@@ -115,13 +115,16 @@ def test_digest_dry_run_then_post_exactly_once(
     assert main(["--cases", str(cases), "digest", "--dry-run"]) == 0
     assert "IL-0427" in capsys.readouterr().out
     assert main(["--cases", str(cases), "digest", "--post"]) == 2  # no token, no channel
+    assert main(["--cases", str(cases), "digest", "--post", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["status"] == "refused"
     with FakeSlack() as slack:
+        # Posting serves no request: a bot token without a signing secret (or an app token) is enough.
         monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
-        monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-test")
         monkeypatch.setenv("SLACK_API_URL", slack.base_url)
         monkeypatch.setenv("DIGEST_CHANNEL", "CDIGEST")
-        assert main(["--cases", str(cases), "digest", "--post"]) == 0
-        assert "posted" in capsys.readouterr().out
+        assert main(["--cases", str(cases), "digest", "--post", "--json"]) == 0
+        first = json.loads(capsys.readouterr().out)
+        assert first["status"] == "posted" and len(first["message_ts"]) == 1
         assert main(["--cases", str(cases), "digest", "--post"]) == 0
         assert "done" in capsys.readouterr().out
         posted = slack.posted("CDIGEST")
@@ -135,3 +138,8 @@ def test_invalid_settings_fail_fast(monkeypatch: pytest.MonkeyPatch, capsys: pyt
     err = capsys.readouterr().err
     assert "SLACK_SIGNING_SECRET" in err
     assert "xoxb-test" not in err
+    monkeypatch.setenv("DATABASE_URL", "mysql://u:hunter2@db/x")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "s")
+    assert main(["stats"]) == 2
+    err = capsys.readouterr().err
+    assert err == "incident-bot: invalid settings: DATABASE_URL must start with sqlite:/// or postgresql://\n"

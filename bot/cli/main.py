@@ -37,7 +37,7 @@ from bot.library.topics import alias_problems
 from bot.matching.ranking import MatchConfig
 from bot.model.case import Lang
 from bot.model.excerpt import Excerpt
-from bot.ops.settings import Settings
+from bot.ops.settings import Settings, posting_only
 from bot.storage import StorageError, StorageUnavailable
 
 
@@ -117,11 +117,14 @@ def _cmd_digest(args: argparse.Namespace) -> int:
 
     from bot.digest.runner import DigestError, DigestParams, DigestRunner, digest_client
 
-    settings = _settings_from_args(args)
+    with posting_only():  # the digest never serves HTTP: no signing secret needed
+        settings = _settings_from_args(args)
     service = build_service(settings)
     if not args.post:
         return _print_plan(service, args.json)
     if not (settings.slack_bot_token and settings.digest_channel):
+        if args.json:
+            print(json.dumps({"status": "refused", "error": "--post needs SLACK_BOT_TOKEN and DIGEST_CHANNEL"}))
         print("incident-bot: --post needs SLACK_BOT_TOKEN and DIGEST_CHANNEL", file=sys.stderr)
         return 2
     runner = DigestRunner(
@@ -137,9 +140,15 @@ def _cmd_digest(args: argparse.Namespace) -> int:
     try:
         outcome = asyncio.run(runner.run_due(datetime.now(UTC)))
     except DigestError as exc:
+        if args.json:
+            print(json.dumps({"status": "failed", "error": str(exc)}))
         print(f"incident-bot: digest not posted: {exc}", file=sys.stderr)
         return 1
-    print(f"digest {outcome.period_key}: {outcome.status} ({len(outcome.message_ts)} message(s) posted)")
+    if args.json:
+        said = {"period": outcome.period_key, "status": outcome.status, "message_ts": list(outcome.message_ts)}
+        print(json.dumps(said))
+    else:
+        print(f"digest {outcome.period_key}: {outcome.status} ({len(outcome.message_ts)} message(s) posted)")
     return 0
 
 
@@ -247,10 +256,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         # Never echo the inputs: they include tokens.
         problems = [
-            f"  {'.'.join(map(str, err['loc'])) or 'settings'}: {err['msg']}"
+            ": ".join(bit for bit in (".".join(map(str, err["loc"])), err["msg"].removeprefix("Value error, ")) if bit)
             for err in exc.errors(include_input=False, include_url=False)
         ]
-        print("incident-bot: invalid settings:\n" + "\n".join(problems), file=sys.stderr)
+        print("incident-bot: invalid settings: " + "; ".join(problems), file=sys.stderr)
         return 2
     return result
 

@@ -6,6 +6,9 @@ Secrets are ``SecretStr`` so they never print. Inconsistent combinations fail at
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -16,6 +19,21 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 BUNDLED_CASES = Path(__file__).resolve().parents[2] / "cases"
 _CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]+")
+# Set by commands that only call the Web API (``digest --post``): they receive no request, so HTTP mode's
+# signing secret is not needed.
+_POSTING_ONLY: ContextVar[bool] = ContextVar("posting_only", default=False)
+
+
+@contextmanager
+def posting_only() -> Iterator[None]:
+    """Settings read inside are for a command that only posts (no HTTP server: no signing secret)."""
+    token = _POSTING_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _POSTING_ONLY.reset(token)
+
+
 _DEFAULT_CRON = "0 9 * * mon"
 
 
@@ -148,7 +166,8 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
-        if self.slack_bot_token is not None and not self.socket_mode and self.slack_signing_secret is None:
+        serves = not self.socket_mode and not _POSTING_ONLY.get()
+        if self.slack_bot_token is not None and serves and self.slack_signing_secret is None:
             raise ValueError("HTTP mode (SLACK_BOT_TOKEN without SLACK_APP_TOKEN) needs SLACK_SIGNING_SECRET")
         if self.slack_app_token is not None and self.slack_bot_token is None:
             raise ValueError("SLACK_APP_TOKEN (Socket Mode) also needs SLACK_BOT_TOKEN")
