@@ -55,8 +55,15 @@ def is_ignored(event: Mapping[str, Any], bot_user_id: str | None) -> bool:
     return not user or user == "USLACKBOT" or (bot_user_id is not None and user == bot_user_id)
 
 
-NOT_TEXT = "Only text files and snippets can be matched; paste the log, or share it as a text file."
-EXTERNAL = "Files kept outside Slack (Google Drive, Dropbox, ...) can't be fetched; share the log as a Slack file."
+# Said before the reader's language is known: both languages.
+NOT_TEXT = (
+    "Only text files and snippets can be matched; paste the log, or share it as a text file."
+    " / 텍스트 파일과 스니펫만 대조할 수 있습니다. 로그를 붙여 넣거나 텍스트 파일로 공유해 주세요."
+)
+EXTERNAL = (
+    "Files kept outside Slack (Google Drive, Dropbox, ...) can't be fetched; share the log as a Slack file."
+    " / Slack 밖(Google Drive, Dropbox 등)에 있는 파일은 가져올 수 없습니다. 로그를 Slack 파일로 공유해 주세요."
+)
 
 
 async def paste_from_message(message: Mapping[str, Any], client: AsyncWebClient, settings: Settings) -> Paste | None:

@@ -109,6 +109,15 @@ def test_cases_option_works_before_and_after_the_subcommand(where: str, env: dic
     done = cli(match, env, tmp_path)
     assert done.returncode == 0, done.stderr
     assert {m["case_id"] for m in json.loads(done.stdout)["matches"]} == {"IL-0414"}
+    # Between a command group and its command too.
+    done = cli(["cases", "--cases", str(one), "validate"], env, tmp_path)
+    assert done.returncode == 0 and f"1 cases loaded from {one}" in done.stdout, done.stderr
+
+
+def test_validating_a_missing_directory_is_one_line(env: dict[str, str], tmp_path: Path) -> None:
+    done = cli(["cases", "validate", str(tmp_path / "nowhere")], env, tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "does not exist" in done.stderr
 
 
 # -- 3: the console is the slash command ----------------------------------------------------------------

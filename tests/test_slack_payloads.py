@@ -98,6 +98,7 @@ async def test_an_image_in_a_dm_says_only_text_can_be_matched(h: SlackHarness) -
     await replay(h, "dm_image_upload.json")
     (post,) = h.posts()
     assert "Only text files and snippets can be matched" in post.body["text"]
+    assert "텍스트 파일과 스니펫만 대조할 수 있습니다" in post.body["text"]
     assert not h.fake.calls("/files/F111")  # an image is never downloaded
 
 

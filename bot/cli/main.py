@@ -54,6 +54,8 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
 def _cmd_validate(args: argparse.Namespace) -> int:
     directory = Path(args.dir) if args.dir else _settings_from_args(args).cases_dir
     library = load_library(directory)
+    if not directory.is_dir():
+        require_cases(library, directory)  # one line: the directory is missing
     problems = [*library.problems, *review_library(library), *alias_problems()]
     for problem in problems:
         print(problem)

@@ -44,13 +44,32 @@ def _sub(sub: Any, name: str, func: Command, summary: str, examples: str, descri
     return parser
 
 
+def _group(sub: Any, name: str, summary: str, examples: str) -> Any:
+    """A command with subcommands of its own (``cases``, ``db``, ...); ``--cases`` is taken here too."""
+    parser = sub.add_parser(
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".\n\nexamples:\n" + examples,
+        formatter_class=_formatter,
+    )
+    _add_cases_option(parser)
+    return parser
+
+
 def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     """The parser; ``commands`` maps each subcommand name (and ``validate``) to what runs it."""
     parser = argparse.ArgumentParser(prog="incident-bot", description=DESCRIPTION, formatter_class=_formatter)
     _add_cases_option(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    cases = sub.add_parser("cases", help="check the case library", formatter_class=_formatter)
+    cases = _group(
+        sub,
+        "cases",
+        "check the case library",
+        "  incident-bot cases validate --strict   every problem; warnings fail too\n"
+        "  incident-bot cases drafts              drafts started in Slack\n"
+        "  incident-bot cases review IL-0427      mark a case reviewed\n",
+    )
     cases_sub = cases.add_subparsers(dest="cases_command", required=True, metavar="COMMAND")
     validate = _sub(
         cases_sub,
@@ -72,7 +91,12 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
         "list the case drafts started in Slack or the console",
         "  incident-bot cases drafts\n",
     )
-    draft = cases_sub.add_parser("draft", help="a case draft: export it as a case file", formatter_class=_formatter)
+    draft = _group(
+        cases_sub,
+        "draft",
+        "a case draft: export it as a case file",
+        "  incident-bot cases draft export 3 --dir cases/\n",
+    )
     draft_sub = draft.add_subparsers(dest="draft_command", required=True, metavar="COMMAND")
     export = _sub(
         draft_sub,
@@ -161,7 +185,12 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     sync.add_argument("--timeout", type=float, default=10.0, help="seconds per request (default 10)")
     sync.add_argument("--retries", type=int, default=3, help="retries per request on 5xx and errors (default 3)")
 
-    db = sub.add_parser("db", help="the database schema: upgrade it, or show its revision", formatter_class=_formatter)
+    db = _group(
+        sub,
+        "db",
+        "the database schema: upgrade it, or show its revision",
+        "  incident-bot db current\n  incident-bot db upgrade\n",
+    )
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
     _sub(
         db_sub,
@@ -222,8 +251,11 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     )
     topics.add_argument("--json", action="store_true", help="print JSON")
 
-    examples = sub.add_parser(
-        "examples", help="confirmed examples: list them, or export them for review", formatter_class=_formatter
+    examples = _group(
+        sub,
+        "examples",
+        "confirmed examples: list them, or export them for review",
+        "  incident-bot examples list --case IL-0427\n  incident-bot examples export --since 2026-11-01\n",
     )
     examples_sub = examples.add_subparsers(dest="examples_command", required=True, metavar="COMMAND")
     listed = _sub(
