@@ -64,6 +64,27 @@ def test_most_replies_show_what_to_do_first() -> None:
     shown = [first_reply(p.text)[0] for p in PASTES if MATCHER.match(p.text).reply]
     with_steps = [r for r in shown if "Do now" in r.plain]
     assert len(shown) >= 290 and len(with_steps) == len(shown)
+    assert all("\nWhy: " in r.plain for r in shown)  # and the cause in one line, always
+
+
+def test_the_why_stays_when_a_node_failed_before() -> None:
+    """The repeat-node warnings take room; a step goes before the one-line cause does."""
+    from datetime import UTC, datetime
+
+    from bot.model.results import NodeEvent
+
+    paste = b"gpu-a17 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)\n"
+    result = MATCHER.match(paste)
+    assert result.best is not None
+    earlier = [
+        NodeEvent("gpu-a17", "IL-0427", "gpu-memory-ecc", True, "C1", f"{i}.1", datetime.now(UTC)) for i in range(3)
+    ]
+    history = {"gpu-a17": earlier, "gpu-a17.other": earlier}
+    fills = result.suspects.fills if result.suspects else {}
+    for langs in (("en", "ko"), ("ko", "en")):
+        reply = match_reply(result, LIBRARY.cases, langs, explicit=True, fills=fills, history=history)  # type: ignore[arg-type]
+        assert "Why: " in reply.plain or "원인: " in reply.plain
+        assert len(visible(reply)) <= MAX_LINES
 
 
 def test_the_node_a_paste_names_is_filled_in_the_first_command() -> None:

@@ -284,17 +284,18 @@ def first_reply_lines(
     head = [*verdict(case, best, named, langs), *evidence(best, langs, case), *found]
     note = [Line(f"_{escape_mrkdwn(notes)}_", notes, "context")] if notes else []
     core = head
-    # As many steps as fit, with their other-language line if it fits too, else without it.
+    reasons = why(case, langs)
+    # As many steps as fit with the "why" in the reader's language kept, with their other-language line
+    # if it fits too, else without it.
     tries = [(count, whole) for count in range(STEPS_SHOWN, 0, -1) for whole in (True, False)]
     for count, whole in tries:
         block = steps(case, fills, langs, count, drain_first=again)
         block = block if whole else block[:1]
-        if block and _fits([*head, *block, *note]):
+        if block and _fits([*head, *block, *reasons[:1], *note]):
             core = [*head, *block]
             break
     # Then, while they fit: the "why" in the reader's language, what the line matched in the other
     # language (under the matched line), the "why" in the other language.
-    reasons = why(case, langs)
     wanted = [(reasons[:1], []), ([], evidence_other(best, langs, case)), (reasons[1:], [])]
     below: list[Line] = []
     under: list[Line] = []
