@@ -86,7 +86,7 @@ async def test_a_node_that_failed_before_is_named_with_its_thread(
     value = buttons(second["blocks"])[ACTION_LANG]
     [switched] = await click(harness, ACTION_LANG, value, channel="C2", message_ts=second["ts"], ephemeral=False)
     again = json.dumps(switched["blocks"], ensure_ascii=False)
-    assert "이후 2번 실패" in again and link in again and "3번 실패" not in again
+    assert "gpu-a17: 11월 30일 이후 2번 실패" in again and link in again and "3번 실패" not in again
     korean_do_now = next(
         b["text"]["text"] for b in switched["blocks"] if "지금 할 일" in b.get("text", {}).get("text", "")
     )
@@ -261,3 +261,27 @@ def _result(host: str) -> MatchResult:
         evidence=[],
     )
     return MatchResult(matches=[best], reply=True, suspects=SuspectInfo(failed=True, summary="", hosts={host: 1}))
+
+
+def test_old_events_are_purged_and_days_must_be_positive(tmp_path: Path, capsys: Any) -> None:
+    clock = Clock()
+    storage = MemoryStorage()
+    memory = NodeMemory(storage, timedelta(days=14), timedelta(days=30), {}, clock)
+    memory.remember(_result("gpu-e05"), Where("C1", "1.1"))
+    clock.value += timedelta(days=31)  # past NODE_RETENTION_DAYS: the next write purges it
+    memory.remember(_result("gpu-e06"), Where("C1", "2.2"))
+    assert [e.host for e in storage.node_events(clock() - timedelta(days=365))] == ["gpu-e06"]
+    with pytest.raises(SystemExit) as exited:
+        main(["nodes", "--days", "0"])
+    assert exited.value.code == 2 and "must be 1 or more" in capsys.readouterr().err
+
+
+def test_a_kubernetes_drain_comes_first_for_a_node_that_failed_before(library: CaseLibrary) -> None:
+    from bot.replies.first import chosen_steps
+
+    for case in library.cases.values():
+        drains = [s for s in case.runbook if s.command and "kubectl drain" in s.command]
+        if drains and case.runbook[0] is not drains[0]:
+            assert chosen_steps(case, {"node": "n1"}, drain_first=True)[0] is drains[0]
+            return
+    pytest.fail("no case with a kubectl drain step after its first step")

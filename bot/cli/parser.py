@@ -44,6 +44,17 @@ def _sub(sub: Any, name: str, func: Command, summary: str, examples: str, descri
     return parser
 
 
+def _positive(raw: str) -> int:
+    """A whole number of days, at least 1 (argparse turns the ValueError into one usage line)."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of days, not {raw!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def _group(sub: Any, name: str, summary: str, examples: str) -> Any:
     """A command with subcommands of its own (``cases``, ``db``, ...); ``--cases`` is taken here too."""
     parser = sub.add_parser(
@@ -239,7 +250,7 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
         "hosts that failed more than once (NODE_MEMORY_DAYS), newest first, with their cases and threads",
         "  incident-bot nodes\n  incident-bot nodes --days 7 --json\n",
     )
-    nodes.add_argument("--days", type=int, help="look back this many days (default NODE_MEMORY_DAYS)")
+    nodes.add_argument("--days", type=_positive, help="look back this many days (default NODE_MEMORY_DAYS)")
     nodes.add_argument("--json", action="store_true", help="print JSON")
 
     topics = _sub(

@@ -29,6 +29,7 @@ STEPS_SHOWN = 3
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9._:,@%+=/-]{1,200}$")
 _PLACEHOLDER = re.compile(r"\{(node|pci|gpu|rank|job)\}")
 _TIER_MARK = {"exact": "🔴", "strong": "🟠", "weak": "⚪"}
+_DRAIN = re.compile(r"state=drain|kubectl (?:drain|cordon)\b")  # Slurm, Kubernetes
 _SENTENCE = re.compile(r"(?<=[.!?。다])\s+")
 
 
@@ -182,7 +183,7 @@ def chosen_steps(case: Case, fills: dict[str, str], drain_first: bool = False) -
     ``drain_first`` (the node failed before) the drain step comes first."""
     runbook = list(case.runbook)
     if drain_first:
-        drain = next((s for s in runbook if s.command and "state=drain" in s.command), None)
+        drain = next((s for s in runbook if s.command and _DRAIN.search(s.command)), None)
         if drain is not None:
             runbook = [drain, *(s for s in runbook if s is not drain)]
     steps = runbook[:STEPS_SHOWN]

@@ -42,7 +42,8 @@ def repeat_text(host: str, earlier: Sequence[NodeEvent], lang: Lang, now_class: 
     since = min(e.created_at for e in earlier)
     classes = [e.failure_class or e.case_id for e in earlier] + ([now_class] if now_class else [])
     kinds = ", ".join(f"{name} ×{count}" for name, count in Counter(classes).most_common(3))
-    said = words("repeat", lang, host=host, n=len(earlier) + 1, since=f"{since:%a %d %b}", kinds=kinds)
+    day = f"{since.month}월 {since.day}일" if lang == "ko" else f"{since:%a %d %b}"
+    said = words("repeat", lang, host=host, n=len(earlier) + 1, since=day, kinds=kinds)
     links = [(str(number), url) for number, e in enumerate(earlier[:3], start=1) if (url := thread_link(e))]
     md = escape_mrkdwn(said)
     plain = said
