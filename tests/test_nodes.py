@@ -276,12 +276,12 @@ def test_old_events_are_purged_and_days_must_be_positive(tmp_path: Path, capsys:
     assert exited.value.code == 2 and "must be 1 or more" in capsys.readouterr().err
 
 
-def test_a_kubernetes_drain_comes_first_for_a_node_that_failed_before(library: CaseLibrary) -> None:
+def test_a_kubernetes_cordon_comes_first_for_a_node_that_failed_before(library: CaseLibrary) -> None:
     from bot.replies.first import chosen_steps
 
     for case in library.cases.values():
-        drains = [s for s in case.runbook if s.command and "kubectl drain" in s.command]
+        drains = [s for s in case.runbook if s.command and "kubectl cordon" in s.command]
         if drains and case.runbook[0] is not drains[0]:
             assert chosen_steps(case, {"node": "n1"}, drain_first=True)[0] is drains[0]
             return
-    pytest.fail("no case with a kubectl drain step after its first step")
+    pytest.fail("no case with a kubectl cordon step after its first step")
