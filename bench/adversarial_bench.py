@@ -58,6 +58,8 @@ def shapes() -> dict[str, str]:
         "a decisive signature on every line": "[rank3]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
         * (MB2 // 70),
         "many signatures on many lines": "".join(line + "\n" for line in mixed * (MB2 // 420)),
+        "a short common word per line": "oom\n" * (MB2 // 4),
+        "nothing but newlines": "\n" * MB2,
     }
 
 

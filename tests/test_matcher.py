@@ -234,3 +234,24 @@ def test_relaxed_set_patterns_are_confirmed_by_the_exact_signature() -> None:
     assert signatures[0].set_pattern(relaxed=True) == r"(?m)(?:code=\d+\b failed)"
     assert matcher.match("code=12345 failed").best is None  # the widened set hits, the exact pattern does not
     assert matcher.match("code=123 failed").best is not None
+
+
+@pytest.mark.parametrize(
+    ("shape", "paste", "slack"),
+    [
+        ("short lines hitting a common word", b"oom\n" * (1 << 19), 2.0),  # 2 MiB; was 4.9 s
+        ("nothing but newlines", b"\n" * (2 << 20), 1.0),  # was 1.7 s
+    ],
+)
+def test_hostile_shapes_finish_near_the_deadline_on_the_real_library(shape: str, paste: bytes, slack: float) -> None:
+    """Matching stops at the deadline on the real library's signatures, and cleaning a paste of millions
+    of empty lines costs next to nothing (blank lines are dropped before anything else)."""
+    from pathlib import Path
+
+    from bot.library.case_store import load_library
+
+    library = load_library(Path(__file__).resolve().parent.parent / "cases")
+    matcher = Matcher(library.cases, library.signatures, sets=library.sets)
+    started = time.perf_counter()
+    matcher.match(paste, clock=time.monotonic, deadline_s=0.3)
+    assert time.perf_counter() - started < 0.3 + slack, shape

@@ -147,11 +147,18 @@ def clean(paste: str | bytes | Excerpt, max_bytes: int, *, slack_encoded: bool =
             first = len(head_lines) + cut.skipped_lines
             numbers += list(range(first, first + len(tail_lines)))
     raw_lines: list[str] = []
+    kept_numbers: list[int] = []
     long_lines = 0
-    for line in head_lines + tail_lines:
+    # Blank lines carry nothing to match and are dropped here (``numbers`` keeps every kept line's real
+    # number): a paste of two million newlines is then as cheap as an empty one.
+    for line, number in zip(head_lines + tail_lines, numbers, strict=True):
+        if not line or line.isspace():
+            continue
         capped, was_long = _cap_line(line)
         raw_lines.append(capped)
+        kept_numbers.append(number)
         long_lines += was_long
+    numbers = kept_numbers
     body = "\n".join(_clean_block(block) for block in _blocks(raw_lines))
     lines = body.split("\n")
     starts = [0, *accumulate(len(line) + 1 for line in lines[:-1])]
