@@ -19,7 +19,7 @@ from bot.app.service import IncidentService
 from bot.cli.main import main
 from bot.library.case_store import load_library, parse_case
 from bot.matching.matcher import Matcher
-from bot.matching.signatures import CompiledSignature, SignatureSets, compile_signature
+from bot.matching.signatures import CompiledSignature, SignatureError, SignatureSets, compile_signature
 from bot.model.case import Signature, SignatureKind, Strength
 from bot.ops.settings import BUNDLED_CASES
 from bot.storage.memory import MemoryStorage
@@ -91,6 +91,36 @@ def test_an_oversized_regex_is_rejected_fast_and_nothing_crashes(tmp_path: Path)
         tmp_path, {"kind": "regex", "pattern": r"\pL{1000}" * 3, "strength": "supporting", "examples": ["a" * 3000]}
     )
     assert "LOC-0001" not in load_library(with_example).cases  # reported, never a traceback
+
+
+@pytest.mark.parametrize(
+    ("count", "pattern", "said"),
+    [
+        (30, r"zq{n:04d}xv\p{{Greek}}{{150}}", "too large for the matcher"),  # each under RE2's own limit
+        (33, r"zq{n:04d}xv bus error", "over the limit of 32 per case"),
+    ],
+)
+def test_one_case_file_cannot_make_the_matcher_huge(tmp_path: Path, count: int, pattern: str, said: str) -> None:
+    """Hundreds of signatures, each within the per-pattern limit, would cost hundreds of MB of RE2 sets:
+    the case is rejected at load with one line, fast, and the rest of the library serves."""
+    cases = _case_with(tmp_path, {"kind": "regex", "pattern": "x", "strength": "supporting"})
+    data = json.loads((cases / "LOC-0001.json").read_text(encoding="utf-8"))
+    data["signatures"] = [
+        {"kind": "regex", "pattern": pattern.format(n=n), "strength": "supporting"} for n in range(count)
+    ]
+    (cases / "LOC-0001.json").write_text(json.dumps(data), encoding="utf-8")
+    started = time.perf_counter()
+    library = load_library(cases)
+    assert time.perf_counter() - started < 10
+    (problem,) = [p for p in library.errors if "LOC-0001" in p.path]
+    assert said in problem.message and "\n" not in problem.message
+    assert {"IL-0427", "PUB-0011"} <= set(library.cases)
+
+
+def test_a_rejected_pattern_is_shown_cut() -> None:
+    with pytest.raises(SignatureError) as raised:
+        compile_signature("LOC-0001", 0, Signature(kind=SignatureKind.REGEX, pattern=r"\pL{1000}" * 180))
+    assert len(str(raised.value)) < 300 and "…" in str(raised.value)
 
 
 def test_the_set_build_drops_a_pattern_that_does_not_fit_instead_of_raising() -> None:

@@ -1,7 +1,8 @@
 """Feedback, stats and App Home use cases: the buttons on match replies (``bot.replies.buttons`` builds and
 parses their values), what their clicks do, the App Home view and ``incident-bot stats``.
 
-A mixin of ``IncidentService``: it uses the service's storage, library snapshot and rendering.
+``FeedbackService`` is composed over an ``IncidentService`` (``bot.app.services``) and uses its storage,
+library snapshot and rendering.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from bot.library.lazy import LazyCases
 from bot.library.ordinary import ordinary_text
+from bot.matching.patterns import shape_of
 from bot.matching.signatures import (
     CompiledSignature,
     SignatureError,
@@ -26,11 +27,16 @@ from bot.matching.signatures import (
     screen,
     squash,
 )
-from bot.model.case import LANGS, Case
+from bot.model.case import LANGS, Case, SignatureKind
 from bot.model.ids import canonical_id
 from bot.model.summary import CaseSummary
 
 MAX_CASE_FILE_BYTES = 2 << 20
+# What one case's signatures may cost the matcher: each regex is already held under RE2's per-pattern
+# limit, but hundreds of them in one file would still cost hundreds of MB in the RE2 sets. The bundled
+# cases have at most 10 signatures and an estimated size of at most 836 (RE2 instructions, about).
+MAX_SIGNATURES_PER_CASE = 32
+MAX_CASE_PATTERN_SIZE = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +163,32 @@ def parse_case(raw: bytes, path: str) -> tuple[Case | None, list[CompiledSignatu
     for name in ("title", "summary"):
         if not any(getattr(case, name).get(lang) for lang in LANGS):
             problems.append(Problem(path, name, "missing in both languages (one language is enough)"))
+    if len(case.signatures) > MAX_SIGNATURES_PER_CASE:
+        return (
+            None,
+            [],
+            [
+                Problem(
+                    path,
+                    "signatures",
+                    f"{len(case.signatures)} signatures, over the limit of {MAX_SIGNATURES_PER_CASE} per case",
+                )
+            ],
+        )
+    size = sum(shape_of(s.pattern).size for s in case.signatures if s.kind is SignatureKind.REGEX)
+    if size > MAX_CASE_PATTERN_SIZE:
+        return (
+            None,
+            [],
+            [
+                Problem(
+                    path,
+                    "signatures",
+                    f"the regex signatures together are too large for the matcher (about {size:,} RE2 instructions, "
+                    f"over the limit of {MAX_CASE_PATTERN_SIZE:,} per case)",
+                )
+            ],
+        )
     compiled: list[CompiledSignature] = []
     for index, signature in enumerate(case.signatures):
         try:

@@ -111,6 +111,11 @@ class CompiledSignature:
         return self.literal in line
 
 
+def _shown(pattern: str) -> str:
+    """``pattern`` quoted for a message, cut to 80 characters (a rejected pattern may be kilobytes)."""
+    return repr(pattern if len(pattern) <= 80 else pattern[:79] + "…")
+
+
 def _re2_detail(exc: Exception) -> str:
     detail = exc.args[0] if exc.args else ""
     return detail.decode() if isinstance(detail, bytes) else str(detail or type(exc).__name__)
@@ -122,13 +127,13 @@ def _check_regex(where: str, signature: Signature) -> None:
     try:
         probe.Add(pattern)  # a parse only, an order of magnitude cheaper than compiling
     except re2.error as exc:
-        raise SignatureError(f"{where}: RE2 cannot compile {pattern!r}: {_re2_detail(exc)}") from None
+        raise SignatureError(f"{where}: RE2 cannot compile {_shown(pattern)}: {_re2_detail(exc)}") from None
     shape = shape_of(pattern)
     if shape.length == 0:
-        raise SignatureError(f"{where}: {pattern!r} can match an empty string, so it would hit every paste")
+        raise SignatureError(f"{where}: {_shown(pattern)} can match an empty string, so it would hit every paste")
     if signature.strength is Strength.DECISIVE and shape.literals < MIN_DECISIVE_LITERALS:
         raise SignatureError(
-            f"{where}: {pattern!r} has only {shape.literals} literal characters; a decisive signature proves "
+            f"{where}: {_shown(pattern)} has only {shape.literals} literal characters; a decisive signature proves "
             f"the failure on its own and needs at least {MIN_DECISIVE_LITERALS}"
         )
     if shape.size > _COMPILE_CHECK_ABOVE:
@@ -136,11 +141,12 @@ def _check_regex(where: str, signature: Signature) -> None:
             program = re2.compile(pattern, re2_options(signature.ignore_case)).programsize
         except re2.error as exc:
             raise SignatureError(
-                f"{where}: {pattern!r} is too large for RE2's budget ({RE2_MAX_MEM >> 20} MiB): {_re2_detail(exc)}"
+                f"{where}: {_shown(pattern)} is too large for RE2's budget ({RE2_MAX_MEM >> 20} MiB): "
+                f"{_re2_detail(exc)}"
             ) from None
         if program > MAX_PROGRAM_SIZE:
             raise SignatureError(
-                f"{where}: {pattern!r} compiles to {program} instructions, over the limit of {MAX_PROGRAM_SIZE}"
+                f"{where}: {_shown(pattern)} compiles to {program} instructions, over the limit of {MAX_PROGRAM_SIZE}"
             )
 
 
@@ -164,7 +170,7 @@ def compile_signature(case_id: str, index: int, signature: Signature) -> Compile
         if count < needed:
             kind = "a decisive" if signature.strength is Strength.DECISIVE else "an"
             raise SignatureError(
-                f"{where}: {signature.pattern!r} has {count} characters after squashing whitespace; "
+                f"{where}: {_shown(signature.pattern)} has {count} characters after squashing whitespace; "
                 f"{kind} exact signature needs at least {needed}"
             )
         if signature.ignore_case:
