@@ -228,14 +228,13 @@ def test_the_checker_sees_function_local_type_checking_and_relative_imports(tmp_
         "def f():\n    from ..cli import main\n"
         "from . import buttons\n"
     )
-    path = ROOT / "bot" / "replies" / "_planted_probe.py"
-    path.write_text(source, encoding="utf-8")
+    path = tmp_path / "_planted_probe.py"  # read as if it were bot/replies/_planted_probe.py; nothing is
+    path.write_text(source, encoding="utf-8")  # written into the source tree
     try:
         MODULES["bot.replies._planted_probe"] = path
         found = set(imports_of("bot.replies._planted_probe"))
     finally:
         MODULES.pop("bot.replies._planted_probe", None)
-        path.unlink()
     assert {"bot.app.service", "bot.cli", "bot.replies.buttons"} <= found
 
 

@@ -172,14 +172,21 @@ def test_the_file_named_after_the_id_wins_a_duplicate(tmp_path: Path) -> None:
 def test_sync_rejects_a_catch_all_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads((BUNDLED_CASES / "IL-0427.json").read_text(encoding="utf-8"))
     data.update(id="LOC-0002", signatures=[{"kind": "regex", "pattern": "(?s).*", "strength": "decisive"}])
+    chatty = {
+        **data,
+        "id": "LOC-0003",
+        "signatures": [{"kind": "regex", "pattern": "(?i)lunch", "strength": "supporting"}],
+    }
     target = tmp_path / "synced"
     target.mkdir()
     with LibraryServer() as server:
         server.put(data)
+        server.put(chatty)  # parses, then fails the ordinary-text screen
         assert main(["--cases", str(target), "sync", "--api-url", server.base_url]) == 1
-    assert not (target / "LOC-0002.json").exists()
+    assert not (target / "LOC-0002.json").exists() and not (target / "LOC-0003.json").exists()
     out = capsys.readouterr().out
-    assert "rejected 1" in out and "empty string" in out
+    assert "rejected 2" in out and "empty string" in out and "ordinary" in out
+    assert "nothing written" in out and "local file kept" not in out  # there was no local file
 
 
 def test_signature_objects_stay_plain_data() -> None:

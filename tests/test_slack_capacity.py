@@ -35,7 +35,7 @@ async def test_a_full_matching_pool_never_delays_an_ack(
             event = message_event("morning all, is the queue empty?")
             started = time.monotonic()
             response = await h.event(event)
-            assert response.status_code == 200 and time.monotonic() - started < 5
+            assert response.status_code == 200 and time.monotonic() - started < 1.0  # Slack retries after 3 s
             assert not storage.claim_event(f"message:C1:{event['ts']}", service.now(), 60)  # claimed already
 
             _, hook = await h.command(ECC)

@@ -185,7 +185,12 @@ class _Run:
             final = None if problems else final
         if final is None:
             errors = [str(p) for p in problems if p.severity == "error"]
-            self._reject(case_id, ["merged with the local file it does not validate (local file kept)", *errors])
+            said = (
+                "merged with the local file it does not validate (local file kept)"
+                if local
+                else "it does not validate (nothing written)"
+            )
+            self._reject(case_id, [said, *errors])
             return
 
         self.state.record(case_id, etag, last_modified, remote_case.updated_at)
