@@ -12,6 +12,7 @@ copy of a posted one (editing a shared message would change it for everyone).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,7 +26,7 @@ from bot.replies.buttons import (
     ACTION_KEEP,
     ACTION_LANG,
     ACTION_OTHERS,
-    ACTION_PICK,
+    PICK_ACTIONS,
     VOTE_ACTIONS,
     Click,
     click_from_body,
@@ -85,13 +86,14 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         return on_click
 
     feedback = services.feedback
-    for action_id, use_case in [
+    actions: list[tuple[str | re.Pattern[str], Callable[[Click], Reply]]] = [
         (ACTION_OTHERS, feedback.other_matches),  # the runner-ups
-        (ACTION_PICK, feedback.pick),  # "It was …": confirms a runner-up
+        (PICK_ACTIONS, feedback.pick),  # "It was …" (pick_case:0, :1, …): confirms a runner-up
         (ACTION_KEEP, feedback.keep),  # "Save as an example" (DMs)
         (ACTION_DETAILS, feedback.details),  # the whole case
-    ]:
-        app.action(action_id)(private_answer(use_case))
+    ]
+    for constraint, use_case in actions:
+        app.action(constraint)(private_answer(use_case))
 
     @app.action(ACTION_LANG)
     async def switch_language(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:

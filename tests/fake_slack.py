@@ -22,6 +22,12 @@ What it serves (``POST`` or ``GET`` on ``/api/<method>``, form, JSON or query pa
 - Every API call needs a token (``Authorization: Bearer …`` or a ``token`` parameter), else
   ``not_authed``.
 
+Block Kit, checked as Slack checks it: a ``chat.postMessage``, ``chat.postEphemeral``, ``chat.update``,
+``views.publish``/``open``/``update`` or ``response_url`` payload whose blocks repeat a ``block_id``, or
+repeat an ``action_id`` within one block, is refused (``invalid_blocks``; a ``response_url`` answers 400)
+and not processed. Refused calls are not in ``calls()``; they are kept in ``rejected``, and ``stop()``
+fails the test when there are any (``strict=False`` for a test that sends them on purpose).
+
 Scripting: ``queue(method, status, body, headers, times, process)`` makes the next calls of ``method``
 answer that way (e.g. 500 twice, or 429 with ``Retry-After``; status 0 drops the connection, a
 connection error; ``process=True`` still performs the call, as when a post landed but the client saw
@@ -52,6 +58,7 @@ class Call:
     http_method: str
     body: dict[str, Any]
     headers: dict[str, str]
+    error: str | None = None  # why the fake refused it, as Slack would (only in ``rejected``)
 
 
 @dataclass
@@ -77,6 +84,54 @@ def _byte_range(data: bytes, header: str) -> bytes:
     return data[int(start) : int(end) + 1 if end else len(data)]
 
 
+_BLOCK_METHODS = {"chat.postMessage", "chat.postEphemeral", "chat.update"}
+_VIEW_METHODS = {"views.publish", "views.open", "views.update"}
+
+
+def _elements(block: dict[str, Any]) -> list[Any]:
+    """The interactive parts of a block: its elements, its accessory, an input's element."""
+    found = list(block.get("elements") or []) if isinstance(block.get("elements"), list) else []
+    found += [block[key] for key in ("accessory", "element") if isinstance(block.get(key), dict)]
+    return found
+
+
+def blocks_problem(blocks: Any) -> str | None:
+    """What Slack would refuse in ``blocks`` (a list of Block Kit blocks, or its JSON): a ``block_id``
+    used twice in the message or view, or an ``action_id`` used twice within one block. None if fine."""
+    blocks = _json_arg(blocks)
+    if not isinstance(blocks, list):
+        return None
+    block_ids: set[str] = set()
+    for number, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            continue
+        block_id = block.get("block_id")
+        if block_id is not None:
+            if block_id in block_ids:
+                return f"[ERROR] duplicate block_id {block_id!r} [json-pointer:/blocks/{number}/block_id]"
+            block_ids.add(block_id)
+        action_ids: set[str] = set()
+        for element in _elements(block):
+            action_id = element.get("action_id") if isinstance(element, dict) else None
+            if action_id is None:
+                continue
+            if action_id in action_ids:
+                return f"[ERROR] duplicate action_id {action_id!r} in one block [json-pointer:/blocks/{number}]"
+            action_ids.add(action_id)
+    return None
+
+
+def payload_problem(method: str, args: dict[str, Any]) -> str | None:
+    """What Slack would refuse in the blocks of a call of ``method`` (an API method, or ``hooks/…`` for a
+    response_url) with ``args``; None when there is nothing to refuse."""
+    if method in _BLOCK_METHODS or method.startswith("hooks/"):
+        return blocks_problem(args.get("blocks"))
+    if method in _VIEW_METHODS:
+        view = _json_arg(args.get("view"))
+        return blocks_problem(view.get("blocks")) if isinstance(view, dict) else None
+    return None
+
+
 def wait_for(predicate: Callable[[], object], timeout: float = 5.0, interval: float = 0.01) -> None:
     """Poll ``predicate`` until truthy; raise AssertionError after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
@@ -89,9 +144,11 @@ def wait_for(predicate: Callable[[], object], timeout: float = 5.0, interval: fl
 class FakeSlack:
     """The fake server. Start with ``start()`` or ``with``; ``base_url`` is the Web API root."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, strict: bool = True) -> None:
         self._lock = threading.Lock()
         self._calls: list[Call] = []
+        self.rejected: list[Call] = []  # calls refused for invalid blocks (never in ``calls()``)
+        self.strict = strict  # stop() fails when a call was refused
         self._messages: dict[str, list[dict[str, Any]]] = {}
         self._scripted: dict[str, list[_Scripted]] = {}
         self._holds: dict[str, _Hold] = {}
@@ -133,6 +190,9 @@ class FakeSlack:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+        if self.strict and self.rejected:
+            refused = "; ".join(f"{call.method}: {call.error}" for call in self.rejected)
+            raise AssertionError(f"Slack would have refused {len(self.rejected)} call(s): {refused}")
 
     def __enter__(self) -> FakeSlack:
         return self.start()
@@ -208,7 +268,10 @@ class FakeSlack:
 
     def _record(self, call: Call) -> None:
         with self._lock:
-            self._calls.append(call)
+            if call.error is None:
+                self._calls.append(call)
+            else:
+                self.rejected.append(call)
 
     def _before(self, method: str) -> _Scripted | None:
         """A scripted or held answer for this call, or None to process it normally."""
@@ -371,10 +434,19 @@ def _handler_for(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                     self._send(200, fake.files[name], "application/octet-stream")
                 return
             method = split.path.removeprefix("/api/").strip("/")
-            fake._record(Call(method, self.command, args, headers))
+            problem = payload_problem(method, args)
+            fake._record(Call(method, self.command, args, headers, problem))
+            if problem is not None and method.startswith("hooks/"):
+                self._send(400, b"invalid_blocks", "text/plain")
+                return
             token = headers.get("authorization", "").removeprefix("Bearer ").strip() or args.get("token")
             if not token:
                 self._send(200, b'{"ok": false, "error": "not_authed"}', "application/json")
+                return
+            if problem is not None:
+                error = "invalid_arguments" if method in _VIEW_METHODS else "invalid_blocks"
+                body = {"ok": False, "error": error, "response_metadata": {"messages": [problem]}}
+                self._send(200, json.dumps(body).encode(), "application/json; charset=utf-8")
                 return
             scripted = fake._before(method)
             if scripted is None:

@@ -16,21 +16,31 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import re2
 from slack_harness import HarnessSlack, SlackHarness, harness_settings
-from test_slack_interactive import _interaction, buttons
+from test_slack_interactive import _interaction, buttons, click
 
+from bot.app.drafts import Drafts
 from bot.app.service import IncidentService
 from bot.cli.main import main
 from bot.library.case_store import CaseLibrary, load_library
-from bot.library.drafts import draft_problems, next_local_id, propose_signatures
+from bot.library.drafts import draft_problems, next_local_id, propose_signatures, propose_title
 from bot.library.review import review_library
+from bot.matching.examples import redact
+from bot.matching.signatures import re2_options
 from bot.ops.settings import BUNDLED_CASES
+from bot.replies.buttons import ACTION_NOT_THIS
 from bot.replies.drafts import ACTION_DRAFT, DRAFT_CALLBACK
 from bot.storage import Storage
 
 UNKNOWN = (
     "Nov 30 02:11:09 gpu-b07 fabricd[311]: FATAL: NVSwitch tray 4 lost heartbeat, partition 9 torn down "
     "after 3 retries\nRuntimeError: NCCL communicator 17 aborted: NVSwitch partition torn down\n"
+)
+# A paste a case explains (the Xid line) with a line no case knows: the answer can be wrong.
+MATCHED = (
+    "Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)\n"
+    "gpu-doctor on gpu-a17: HBM bank 5 parity sweep failed on device 3, quarantine requested by node agent\n"
 )
 
 
@@ -127,6 +137,8 @@ async def test_a_paste_becomes_a_draft_a_case_a_review_and_a_digest(
     proposed = next(b for b in view["blocks"] if b.get("block_id") == "signatures")["element"]["initial_value"]
     assert proposed.splitlines()[0].startswith("re:FATAL: NVSwitch tray \\d{1,20} lost heartbeat")
     assert "gpu-b07" not in json.dumps(view)  # hosts are redacted before anything is proposed
+    title = next(b for b in view["blocks"] if b.get("block_id") == "title_en")["element"]["initial_value"]
+    assert title == "FATAL: NVSwitch tray 4 lost heartbeat, partition 9 torn down after 3 retries"
     ack = await submit(h, view, {**FORM, "signatures": proposed})
     assert ack == {}
     [draft] = h.service.storage.list_drafts()
@@ -192,6 +204,48 @@ async def test_hostile_submissions_store_nothing(loop: tuple[SlackHarness, Clock
     assert "<!channel>" not in text and "&lt;!channel&gt;" in text and "<https://evil" not in text
 
 
+async def test_not_this_case_offers_a_draft_of_the_paste(loop: tuple[SlackHarness, Clock, Path]) -> None:
+    h, _, _ = loop
+    answer = await no_match_answer(h, MATCHED)  # answered with a case, privately, with its buttons
+    values = buttons(answer["blocks"])
+    assert ACTION_DRAFT not in values and ACTION_NOT_THIS in values
+    [said] = await click(h, ACTION_NOT_THIS, values[ACTION_NOT_THIS], ephemeral=True)
+    assert ACTION_DRAFT in buttons(said["blocks"])  # none of the answer fits: start a case from the paste
+    view = await open_form(h, said)
+    fields = {b["block_id"]: b.get("element", {}).get("initial_value", "") for b in view["blocks"] if "block_id" in b}
+    proposed = fields["signatures"].splitlines()
+    assert any("gpu-doctor on \\S{1,100}: HBM bank \\d{1,20} parity sweep" in p for p in proposed), proposed
+    assert "NVRM: Xid (PCI:0000:3b:00): 48" in fields["title_en"] and "gpu-a17" not in json.dumps(view)
+    for pattern in (p.removeprefix("re:") for p in proposed if p.startswith("re:")):
+        program = re2.compile(pattern, re2_options())
+        assert any(program.search(line) for line in MATCHED.splitlines()), pattern  # the unredacted paste
+    ack = await submit(h, view, {**FORM, "signatures": fields["signatures"]})
+    assert ack == {}
+    [draft] = h.service.storage.list_drafts()
+    assert draft.author == "U1" and draft.fields["signatures"] == fields["signatures"]
+
+
+async def test_a_signature_with_markup_is_refused_or_kept_inert(loop: tuple[SlackHarness, Clock, Path]) -> None:
+    h, _, cases = loop
+    view = await open_form(h, await no_match_answer(h))
+    # RE2 cannot read it: refused on the signatures field, nothing stored.
+    ack = await submit(h, view, {**FORM, "signatures": "re:<!channel> NVSwitch <@U123> torn down (["})
+    assert ack["response_action"] == "errors" and list(ack["errors"]) == ["signatures"]
+    assert "line 1" in ack["errors"]["signatures"] and h.service.storage.list_drafts() == []
+    # A valid one is a log string: kept as written (a paste must still contain it), shown nowhere live.
+    markup = "<!channel> NVSwitch tray torn down by <@U123> <https://evil.example|fabricd>"
+    ack = await submit(h, view, {**FORM, "title_en": "<!here> torn down", "signatures": markup})
+    assert ack == {}
+    [draft] = h.service.storage.list_drafts()
+    assert draft.fields["signatures"] == markup
+    note = h.fake.calls("chat.postEphemeral")[-1].body["text"]
+    assert "<!here>" not in note and "&lt;!here&gt;" in note
+    assert draft.id is not None
+    path, _ = h.service.drafts.export(draft.id, cases, list(h.service.library.cases))
+    assert json.loads(path.read_text(encoding="utf-8"))["signatures"][0]["pattern"] == markup
+    assert not load_library(cases).errors
+
+
 async def test_a_megabyte_paste_still_opens_a_bounded_form(loop: tuple[SlackHarness, Clock, Path]) -> None:
     h, _, _ = loop
     big = ("unexpected fabric fault code 0x1f on tray 3, retrying\n" * 20_000)[: 1 << 20]
@@ -218,6 +272,41 @@ def test_proposals_drop_prefixes_free_numbers_and_pass_the_signature_checks() ->
         r"re:FATAL: NVSwitch tray \d{1,20} lost heartbeat",
     ]
     assert not any("ok thanks" in p or "Saving checkpoint" in p for p in proposed)
+
+
+def test_proposals_free_what_redaction_hid_and_hit_the_original_line() -> None:
+    raw = [
+        "2026-11-30T02:11:09Z gpu-a17.cluster.corp.com fabricd[311]: FATAL: NVSwitch tray 4 lost heartbeat "
+        "reported by the watchdog on dgx-b07.lab.internal",
+        "node042:81234:81790 [3] NCCL WARN NET/IB : Got completion from peer 10.0.12.7<40527> with error 12, "
+        "vendor err 129 on mlx5_0",
+        "RuntimeError: checkpoint upload to https://bob:hunter2@s3.example.com/ckpt failed (HTTP 403) on "
+        "tray 7 of the NVSwitch fabric",
+    ]
+    lines = [redact(line) for line in raw]
+    assert all("<host>" in line or "<ip>" in line for line in lines)
+    proposed = propose_signatures(lines)
+    assert len(proposed) == 3 and all(p.startswith("re:") for p in proposed)
+    for pattern in proposed:
+        assert not any(p in pattern for p in ("<host>", "<ip>", "<user>", "<redacted>")), pattern
+        program = re2.compile(pattern.removeprefix("re:"), re2_options())
+        assert sum(program.search(line) is not None for line in raw) == 1, pattern
+    assert "hunter2" not in "".join(proposed) and "gpu-a17" not in "".join(proposed)
+    # The form's title: the top error line without its prefixes, what redaction hid shown as "…", cut.
+    title = propose_title(lines)
+    assert title == "FATAL: NVSwitch tray 4 lost heartbeat reported by the watchdog on …"
+    assert Drafts.initial_fields(lines)["title_en"] == title
+    long = propose_title(["ERROR: " + "NVSwitch fabric partition manager lost every tray heartbeat " * 3])
+    assert len(long) <= 80 and long.endswith("…") and " " not in long[-2:]
+    assert propose_title(["ok thanks", "Saving checkpoint to /ckpt/step_100"]) == ""
+
+
+def test_proposals_escape_every_pattern_character() -> None:
+    line = "fabric error: tray[4] (a|b) lost $HOME ^x *y+ z? {1} \\d a.b on <host> after 3 retries, NVSwitch down"
+    [pattern] = propose_signatures([line])
+    program = re2.compile(pattern.removeprefix("re:"), re2_options())
+    assert program.search(line.replace("<host>", "gpu-a17.cluster.corp.com").replace("3 retries", "12 retries"))
+    assert not program.search(line.replace("a.b", "axb").replace("<host>", "h1"))  # "." is a dot, not any character
 
 
 def test_draft_problems_name_the_line() -> None:

@@ -21,15 +21,18 @@ from bot.app.service import IncidentService
 from bot.cli.main import main
 from bot.library.case_store import CaseLibrary
 from bot.library.ordinary import ordinary_text
-from bot.matching.examples import Confirmed, Ordinary, example_lines, redact, refusal
+from bot.matching.examples import Confirmed, Ordinary, example_lines, redact, refusal, resembles
 from bot.model.case import Strength
 from bot.replies.buttons import ACTION_HELPFUL, ACTION_KEEP, ACTION_NOT_THIS, ACTION_OTHERS, ACTION_PICK
 from bot.storage import Storage, open_storage
+from bot.storage.memory import MemoryStorage
 
 XID = "Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)"
 NOVEL = "gpu-doctor: HBM bank 5 parity sweep failed on device 3, quarantine requested by node agent"
 PARAPHRASE = "gpu-doctor: HBM bank 2 parity sweep failed on device 7, quarantine requested by node agent"
 PASTE = f"{XID}\n{NOVEL}\nok thanks\nKilled\n"
+# NOVEL in other words (not a byte-identical line): the matcher still takes it as a near-copy.
+REWORDED = "gpu-doctor: HBM bank 2 parity sweep failed on device 7, quarantine requested by the node agent"
 ORDINARY = Ordinary("\n".join(ordinary_text()))
 
 
@@ -179,8 +182,9 @@ async def test_it_was_this_one_confirms_a_runner_up(replicas: Replicas) -> None:
         a, ACTION_OTHERS, buttons(posted["blocks"])[ACTION_OTHERS], message_ts=posted["ts"], ephemeral=False
     )
     picks = buttons(others["blocks"])
-    assert ACTION_PICK in picks
-    [picked] = await click(a, ACTION_PICK, picks[ACTION_PICK], ephemeral=True)
+    pick = f"{ACTION_PICK}:0"  # one per runner-up: pick_case:0, pick_case:1, …
+    assert pick in picks
+    [picked] = await click(a, pick, picks[pick], ephemeral=True)
     assert "noted as the answer" in picked["text"]
     chosen = {e.case_id for e in a.service.examples.stored()}
     best = a.service.storage.reply_for_message("C1", posted["ts"])
@@ -189,11 +193,71 @@ async def test_it_was_this_one_confirms_a_runner_up(replicas: Replicas) -> None:
     before = len(a.service.examples.stored())
     for forged in [
         '{"v":1,"c":"IL-0427","l":"en","r":1,"x":["forged line that failed badly here"]}',
-        picks[ACTION_PICK],
+        picks[pick],
     ]:
-        [answer] = await click(a, ACTION_PICK, forged, channel="C9", user="U5", ephemeral=True)
+        [answer] = await click(a, pick, forged, channel="C9", user="U5", ephemeral=True)
         assert "no longer valid" in answer["text"]
     assert len(a.service.examples.stored()) == before
+
+
+async def test_not_this_case_counts_against_the_example_that_made_the_answer(replicas: Replicas) -> None:
+    a, _ = replicas.both()
+    await paste_and_vote(a, "C1", "U1")
+    await paste_and_vote(a, "C2", "U2")
+    # A reworded paste is answered unprompted because of the confirmed line (its evidence is the example) ...
+    await a.event(message_event(REWORDED, channel="C4", user="U3"))
+    await a.settle()
+    [posted] = a.fake.posted("C4")
+    await a.wait_for(lambda: a.service.storage.reply_for_message("C4", posted["ts"]) is not None)
+    result = a.service.match(REWORDED)
+    assert result.best is not None and result.best.evidence[0].kind == "example"
+    assert not resembles(XID, REWORDED) and REWORDED not in {e.line for e in a.service.examples.stored()}
+    # ... and U3 says it is not that case: the rejection counts against that example (NOVEL, confirmed by
+    # U1 and U2), though the paste never had the stored line byte for byte; the other stored line is spared.
+    [ack] = await click(
+        a,
+        ACTION_NOT_THIS,
+        buttons(posted["blocks"])[ACTION_NOT_THIS],
+        user="U3",
+        channel="C4",
+        message_ts=posted["ts"],
+        ephemeral=False,
+    )
+    assert "not this case" in json.dumps(ack).lower()
+    rejected = {(e.user_id, e.line): e.rejections for e in a.service.examples.stored()}
+    assert {key: n for key, n in rejected.items() if key[1] == NOVEL} == {("U1", NOVEL): 1, ("U2", NOVEL): 1}
+    assert all(n == 0 for (_, line), n in rejected.items() if line != NOVEL) and len(rejected) == 4
+
+
+async def test_forged_or_moved_helpful_values_store_nothing(replicas: Replicas) -> None:
+    a, _ = replicas.both()
+    await a.event(message_event(PASTE, channel="C1", user="U1"))
+    await a.settle()
+    posted = a.fake.posted("C1")[-1]
+    await a.wait_for(lambda: a.service.storage.reply_for_message("C1", posted["ts"]) is not None)
+    value = buttons(posted["blocks"])[ACTION_HELPFUL]
+    body, _, tag = value.rpartition("~")
+    forged = json.loads(body)
+    other = "IL-0427" if forged["c"] != "IL-0427" else "IL-0414"
+    attempts = [
+        ("C2", value),  # a posted answer's value clicked in another channel
+        ("C1", body),  # the value without its seal
+        ("C1", json.dumps({**forged, "x": ["gpu-doctor: forged parity sweep failed on device, quarantine"]})),
+        (
+            "C1",
+            json.dumps({**forged, "x": ["gpu-doctor: forged parity sweep failed on device, quarantine"]}) + "~" + tag,
+        ),
+        ("C1", json.dumps({**forged, "c": other}, separators=(",", ":")) + "~" + tag),  # another case
+    ]
+    for channel, attempt in attempts:
+        [answer] = await click(
+            a, ACTION_HELPFUL, attempt, user="U5", channel=channel, message_ts=posted["ts"], ephemeral=False
+        )
+        assert "no longer valid" in answer["text"], (channel, attempt)
+    assert a.service.examples.stored() == [] and a.service.storage.feedback_counts() == []
+    # The genuine click, for contrast, stores the example.
+    [ok] = await click(a, ACTION_HELPFUL, value, user="U5", channel="C1", message_ts=posted["ts"], ephemeral=False)
+    assert "now help recognise" in json.dumps(ok) and a.service.examples.stored()
 
 
 # -- pure parts -------------------------------------------------------------------------------------------
@@ -219,6 +283,70 @@ def test_redaction_removes_credentials_addresses_and_hosts() -> None:
     assert redact("NCCL WARN on gpu-b07: timeout", ["gpu-b07"]) == "NCCL WARN on <host>: timeout"
 
 
+@pytest.mark.parametrize(
+    ("line", "secrets"),
+    [
+        ("connect failed: DB_PASSWORD=hunter2 WANDB_API_KEY=0123456789abcdef", ["hunter2", "0123456789abcdef"]),
+        ("boto error: aws_secret_access_key = wJalrXUtnFEMI/K7MDENG and HF_TOKEN: 'abc def'", ["wJalr", "abc def"]),
+        ('config error: {"password": "hunter 2", "api_key": \'k3y\', "db_password" : "x"}', ["hunter 2", "k3y", '"x"']),
+        ("401: Authorization: Basic dXNlcjpwYXNz rejected", ["dXNlcjpwYXNz"]),
+        ("request failed: authorization=Digest abc123def456", ["abc123def456"]),
+        ("launch failed: train.py --hf-token hf_abc --wandb-api-key 12345 --lr 3e-4", ["hf_abc", "12345"]),
+    ],
+)
+def test_redaction_finds_secrets_behind_prefixes_quotes_and_schemes(line: str, secrets: list[str]) -> None:
+    clean = redact(line)
+    assert "<redacted>" in clean
+    for secret in secrets:
+        assert secret not in clean, (secret, clean)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970",
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED",
+        "max_tokens=2048 exceeded while the tokenizer failed: Unauthorized: token expired",
+        "failed to read config.h.in, model.ckpt.pt and libnccl-net.so.2",
+    ],
+)
+def test_redaction_leaves_code_names_and_files_alone(line: str) -> None:
+    assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    ("line", "host"),
+    [
+        ("Mar  4 10:12:01 dgx-b07 kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.", "dgx-b07"),
+        ("node042:81234:81790 [3] NCCL WARN NET/IB : Got completion from peer with error 12", "node042"),
+        ("[worker-3]: RuntimeError: NCCL communicator was aborted on rank 3", "worker-3"),
+        ("trainer-node-12: RuntimeError: NCCL communicator was aborted", "trainer-node-12"),
+        ("srun: error: Node failure on node042", "node042"),
+        ("watchdog lost gpu-a17.cluster.local and head.hpc.internal and metrics.example.io:9090", "example.io"),
+    ],
+)
+def test_redaction_finds_short_hosts_where_logs_name_hosts(line: str, host: str) -> None:
+    clean = redact(line)  # no suspects given: the line's own host positions, by the suspects extraction
+    assert host not in clean and "<host>" in clean
+
+
+def test_a_host_named_on_one_line_is_redacted_on_the_others() -> None:
+    from bot.matching.examples import lines_to_keep
+    from bot.model.results import MatchResult
+
+    result = MatchResult(
+        matches=[],
+        reply=False,
+        lines=[
+            "Mar  4 10:12:01 dgx-b07 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)",
+            "gpu-doctor on dgx-b07: HBM bank 5 parity sweep failed on device 3, quarantine requested",
+        ],
+    )
+    kept = lines_to_keep(result, ORDINARY)
+    assert len(kept) == 2 and not any("dgx-b07" in line for line in kept)
+
+
 @pytest.mark.parametrize("line", ["ok thanks", "Killed", "thanks everyone, the training job is running fine now"])
 def test_chat_and_bare_words_never_become_examples(line: str) -> None:
     assert refusal(line, ORDINARY) is not None
@@ -229,6 +357,66 @@ def test_an_ordinary_line_is_refused_even_when_it_mentions_an_error() -> None:
     chat, _ = ordinary_text()
     errorish = next(line for line in chat.splitlines() if "error" in line.lower() and len(line) >= 25)
     assert refusal(errorish, ORDINARY) == "too close to ordinary chat or a healthy log line"
+
+
+GENERIC = [
+    # the audit's three
+    "Segmentation fault (core dumped)",
+    "ERROR: job failed with exit code 1",
+    "Error: something went wrong, please try again",
+    # and some made up for this test
+    "FATAL: process terminated unexpectedly, aborting now",
+    "Killed by signal 9 (SIGKILL), exiting now",
+    "ERROR: failed to start the process, check your configuration",
+    "RuntimeError: an error occurred during training, exiting",
+    "fatal: the task failed after too many attempts, see above",
+]
+
+
+@pytest.mark.parametrize("line", GENERIC)
+def test_generic_lines_never_become_evidence(line: str) -> None:
+    assert refusal(line, ORDINARY) == "too generic: it names nothing specific to one failure"
+    assert example_lines([Confirmed("IL-0427", line, u) for u in ("U1", "U2", "U3")], ORDINARY) == []
+
+
+@pytest.mark.parametrize("line", [NOVEL, PARAPHRASE, REWORDED, XID.replace("gpu-a17", "<host>")])
+def test_specific_lines_still_pass_the_screen(line: str) -> None:
+    assert refusal(line, ORDINARY) is None
+
+
+async def test_two_confirmations_of_a_generic_line_never_answer_a_paste(replicas: Replicas) -> None:
+    a, _ = replicas.both()
+    for user in ("U1", "U2"):
+        assert a.service.examples.confirm("IL-0427", GENERIC, user, "C1", 1) == 0
+    assert a.service.examples.stored() == []
+    a.service.refresh_examples(force=True)
+    assert not a.service.matcher.examples
+    for line in GENERIC:
+        assert not a.service.match(line).reply
+
+
+def test_words_common_to_many_case_texts_are_generic(library: CaseLibrary) -> None:
+    service = IncidentService(library, MemoryStorage())
+    screen = service.examples.screen()
+    assert {"hardware", "problem", "slurm"} <= screen.common  # in a quarter of the bundled cases' texts
+    line = "ERROR: hardware problem reported by slurm, job failed"
+    assert refusal(line, ORDINARY) is None  # the ordinary text alone does not know these words
+    assert refusal(line, screen) == "too generic: it names nothing specific to one failure"
+    assert refusal(NOVEL, screen) is None
+
+
+def test_the_same_line_with_other_numbers_is_one_line_for_two_people() -> None:
+    # Two people confirm the same failure seen on other devices, banks and ranks: that is proof.
+    two = example_lines([Confirmed("IL-0427", NOVEL, "U1"), Confirmed("IL-0427", PARAPHRASE, "U2")], ORDINARY)
+    assert [line.strength for line in two] == [Strength.DECISIVE]
+    # The same masked line confirmed for two cases tells neither apart: a hint for both, never proof.
+    split = example_lines(
+        [Confirmed(case, NOVEL, user) for case in ("IL-0427", "IL-0414") for user in ("U1", "U2")], ORDINARY
+    )
+    assert sorted((line.case_id, line.strength) for line in split) == [
+        ("IL-0414", Strength.SUPPORTING),
+        ("IL-0427", Strength.SUPPORTING),
+    ]
 
 
 def test_two_people_or_a_reviewer_make_a_line_decisive() -> None:
@@ -265,3 +453,26 @@ def test_examples_list_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[
     report = capsys.readouterr().out
     assert "Confirmed examples: 2 line(s) for 1 case(s)" in report and "×2" not in report
     assert "Examples that keep getting Not this case" in report and "IL-0427" in report
+
+
+def test_examples_list_since(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "DATABASE_URL", "CASES_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    store = open_storage(f"sqlite:///{tmp_path / 'data' / 'incident-bot.sqlite3'}")
+    store.migrate()
+    now = datetime.now(UTC)
+    store.add_examples("IL-0427", (NOVEL,), "U1", "C1", 7, now - timedelta(days=20))
+    store.add_examples("IL-0414", (XID,), "U2", "C2", 8, now - timedelta(days=2))
+    store.close()
+    since = (now - timedelta(days=10)).date().isoformat()
+    assert main(["examples", "list", "--since", since, "--json"]) == 0
+    assert [(e["case_id"], e["user_id"]) for e in json.loads(capsys.readouterr().out)] == [("IL-0414", "U2")]
+    assert main(["examples", "list", "--since", since]) == 0
+    out = capsys.readouterr().out
+    assert "IL-0414" in out and "IL-0427" not in out and "1 example line(s) for 1 case(s)" in out
+    assert main(["examples", "list", "--case", "IL-0427", "--since", since, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    with pytest.raises(SystemExit, match="is not an ISO date"):
+        main(["examples", "list", "--since", "last week"])

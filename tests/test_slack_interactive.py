@@ -15,13 +15,22 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 from conftest import make_case
+from fake_slack import FakeSlack
 from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event, new_ts
 from sqlalchemy import text
 
 from bot.app.service import IncidentService
 from bot.library.case_store import CaseLibrary, load_library
 from bot.ops.settings import BUNDLED_CASES
-from bot.replies.buttons import ACTION_DETAILS, ACTION_HELPFUL, ACTION_LANG, ACTION_NOT_THIS, ACTION_OTHERS
+from bot.replies.buttons import (
+    ACTION_DETAILS,
+    ACTION_HELPFUL,
+    ACTION_LANG,
+    ACTION_NOT_THIS,
+    ACTION_OTHERS,
+    ACTION_PICK,
+    PICK_ACTIONS,
+)
 from bot.storage import ReplyRecord, Storage, open_storage
 
 PASTES = Path(__file__).parent / "fixtures" / "pastes"
@@ -218,6 +227,43 @@ async def test_other_matches_shows_the_runner_ups_to_the_clicker(h: SlackHarness
     shown = text_of(answer)
     assert "IL-0414" in shown and "PUB-0001" in shown and "exact match" in shown
     assert len(h.fake.posted("C1")) == 1  # nothing posted in the channel
+
+
+async def test_each_it_was_button_has_its_own_action_id_and_works(h: SlackHarness) -> None:
+    posted = await channel_answer(h)
+    value = buttons(posted["blocks"])[ACTION_OTHERS]
+    [answer] = await click(h, ACTION_OTHERS, value, message_ts=posted["ts"], ephemeral=False)
+    [actions] = [block for block in answer["blocks"] if block["type"] == "actions"]
+    ids = [element["action_id"] for element in actions["elements"]]
+    assert len(ids) >= 2 and len(set(ids)) == len(ids)  # Slack refuses a block that repeats one
+    assert ids == [f"{ACTION_PICK}:{n}" for n in range(len(ids))] and all(PICK_ACTIONS.match(i) for i in ids)
+    assert not h.fake.rejected
+    second = actions["elements"][1]
+    [picked] = await click(h, second["action_id"], second["value"], ephemeral=True)
+    case_id = opened(second["value"])["c"]
+    assert f"{case_id}" in picked["text"] and "noted as the answer" in picked["text"]
+    assert feedback_rows(h.service.storage) == [("U1", case_id, "helpful", "C1", "exact")]
+
+
+def test_the_fake_refuses_blocks_slack_would_refuse(fake_slack: FakeSlack) -> None:
+    button = {"type": "button", "action_id": "same", "text": {"type": "plain_text", "text": "x"}}
+    twice = [{"type": "actions", "elements": [button, {**button, "value": "2"}]}]
+    same_block = [{"type": "section", "block_id": "b", "text": {"type": "mrkdwn", "text": "x"}}] * 2
+    apart = [{"type": "actions", "elements": [button]}, {"type": "actions", "elements": [button]}]
+    auth = {"Authorization": "Bearer xoxb-test"}
+    with httpx.Client(base_url=fake_slack.url, headers=auth) as client:
+        for blocks in (twice, same_block):
+            answer = client.post("/api/chat.postMessage", json={"channel": "C1", "text": "x", "blocks": blocks})
+            assert answer.json()["error"] == "invalid_blocks"
+            hook = client.post("/hooks/abc", json={"text": "x", "blocks": blocks})
+            assert hook.status_code == 400 and hook.text == "invalid_blocks"
+        view = {"type": "modal", "blocks": twice}
+        assert client.post("/api/views.open", json={"trigger_id": "1", "view": view}).json()["ok"] is False
+        # The same action_id in two different blocks is fine.
+        assert client.post("/api/chat.postMessage", json={"channel": "C1", "text": "x", "blocks": apart}).json()["ok"]
+    assert len(fake_slack.posted("C1")) == 1 and [c.method for c in fake_slack.calls()] == ["chat.postMessage"]
+    assert len(fake_slack.rejected) == 5
+    fake_slack.rejected.clear()  # else stopping the fake fails the test, as it should for the bot's own calls
 
 
 async def test_language_switch_replaces_an_ephemeral_answer_in_place(h: SlackHarness) -> None:

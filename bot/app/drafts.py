@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.library.case_store import Problem, parse_case
-from bot.library.drafts import draft_case, draft_problems, next_local_id, propose_signatures
+from bot.library.drafts import draft_case, draft_problems, next_local_id, propose_signatures, propose_title
 from bot.library.review import command_problems, safety_problems
 from bot.model.case import Case
 from bot.model.results import DraftRecord, MatchResult, ReviewRecord
@@ -63,8 +63,11 @@ class Drafts:
 
     @staticmethod
     def initial_fields(lines: Sequence[str], suspects: str = "") -> dict[str, str]:
-        """The form's first values: the proposed signatures (most specific first) and the suspects."""
-        return {"signatures": "\n".join(propose_signatures(lines)), "suspects": suspects[:300]}
+        """The form's first values: a title from the top error line, the proposed signatures (most
+        specific first) and the suspects."""
+        fields = {"signatures": "\n".join(propose_signatures(lines)), "suspects": suspects[:300]}
+        title = propose_title(lines)
+        return {"title_en": title, **fields} if title else fields
 
     def submit(
         self, fields: Mapping[str, Any], author: str, channel: str, permalink: str, now: datetime
@@ -81,7 +84,8 @@ class Drafts:
     def from_result(self, result: MatchResult, lines: Sequence[str], title: str, summary: str) -> dict[str, str]:
         """Console drafts: the fields for ``title`` and ``summary`` with the result's proposals."""
         suspects = result.suspects.summary if result.suspects is not None else ""
-        return {**self.initial_fields(lines, suspects), "title_en": title, "summary_en": summary}
+        initial = self.initial_fields(lines, suspects)
+        return {**initial, "title_en": title or initial.get("title_en", ""), "summary_en": summary}
 
     def export(self, draft_id: int, directory: Path, taken: Iterable[str]) -> tuple[Path, str]:
         """Write draft ``draft_id`` as ``directory/<id>.json`` with the next free local id (after ``taken``

@@ -101,7 +101,9 @@ class IncidentService:
         self._config = match_config or MatchConfig()
         self._state = _snapshot(library, self._config)
         self._swap = threading.Lock()
-        self.examples = ExampleBook(storage, example_retention, reviewers, lambda: self.now())
+        self.examples = ExampleBook(
+            storage, example_retention, reviewers, lambda: self.now(), lambda: self.library.cases
+        )
         self._examples_seen: tuple[int, int] | None = None
         self.drafts = Drafts(storage, case_id_prefix)
         self.nodes = NodeMemory(storage, node_window, node_retention, node_aliases or {}, lambda: self.now())
@@ -138,9 +140,8 @@ class IncidentService:
             self._state = replace(state, matcher=state.matcher.with_examples(previous.examples))
 
     def refresh_examples(self, *, force: bool = False) -> bool:
-        """Rebuild the matcher's confirmed-example index when the stored examples changed (one cheap
-        query when they did not). True when it was rebuilt. Storage trouble is logged, never raised:
-        matching goes on with the examples it has."""
+        """Rebuild the matcher's confirmed-example index when the stored examples changed (one cheap query
+        when they did not); True when rebuilt. Storage trouble is logged: matching keeps its examples."""
         try:
             version = self.examples.version()
             if version == self._examples_seen and not force:
@@ -150,8 +151,7 @@ class IncidentService:
             log.warning("confirmed examples not read: %s", exc)
             return False
         with self._swap:
-            state = self._state
-            self._state = replace(state, matcher=state.matcher.with_examples(lines))
+            self._state = replace(self._state, matcher=self._state.matcher.with_examples(lines))
             self._examples_seen = version
         self.metrics.example_lines.set(len(lines))
         return True

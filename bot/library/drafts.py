@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.library.case_store import Problem, parse_case, screen_case
-from bot.matching.examples import looks_like_error
+from bot.matching.examples import PLACEHOLDERS, looks_like_error
 from bot.model.ids import canonical_id
 
 FIELDS = ("title_en", "title_ko", "summary_en", "summary_ko", "runbook_en", "runbook_ko", "signatures")
@@ -31,8 +31,15 @@ _PREFIXES = (
     re.compile(r"^[A-Za-z0-9_.<>-]{1,64}\s+(?=(?:kernel|[A-Za-z0-9_.-]{1,40}\[\d{1,8}\]):)"),
     re.compile(r"^[A-Za-z0-9_.-]{1,40}\[\d{1,8}\]:\s*"),
 )
-_DIGITS = re.compile(r"\d{1,20}")
 _RE_SPECIAL = re.compile(r"[\\.^$*+?{}\[\]|()]")  # what RE2 reads as syntax (spaces and dashes are literal)
+# What redaction left in place of a host, address or credential (``bot.matching.examples``), and numbers:
+# the parts of a line that differ from paste to paste, free in a proposed pattern.
+_PLACEHOLDER = "|".join(re.escape(p) for p in PLACEHOLDERS)
+_FREE_PARTS = re.compile(rf"({_PLACEHOLDER}|\d{{1,20}})")
+_UNSAID = re.compile(_PLACEHOLDER)  # what a title says as "…"
+_PLACEHOLDER_FREE = r"\S{1,100}"  # a placeholder stands for one token of at most 100 characters
+_DIGITS_FREE = r"\d{1,20}"
+TITLE_CHARS = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +61,38 @@ def _core(line: str) -> str:
 
 
 def _as_signature(core: str) -> str:
-    """An exact string, or an RE2 pattern with each number free when the line has numbers."""
-    if not _DIGITS.search(core):
+    """An exact string, or an RE2 pattern when the line has numbers or redaction placeholders: each
+    number free (``\\d{1,20}``), each placeholder one bounded token (``\\S{1,100}``: the host, address or
+    credential it hid), the rest escaped."""
+    parts = _FREE_PARTS.split(core)
+    if len(parts) == 1:
         return core
-    parts = _DIGITS.split(core)
-    return "re:" + r"\d{1,20}".join(_RE_SPECIAL.sub(r"\\\g<0>", part) for part in parts)
+    pattern = []
+    for number, part in enumerate(parts):
+        if number % 2 == 0:
+            pattern.append(_RE_SPECIAL.sub(r"\\\g<0>", part))
+        else:
+            pattern.append(_DIGITS_FREE if part[0].isdigit() else _PLACEHOLDER_FREE)
+    return "re:" + "".join(pattern)
+
+
+def _literal(core: str) -> int:
+    """Characters of ``core`` a proposal keeps as they are (numbers and placeholders are free)."""
+    return len(_FREE_PARTS.sub("", core))
+
+
+def propose_title(lines: Iterable[str]) -> str:
+    """A title from the paste's top error line (the first that looks like one), without its prefixes,
+    redaction placeholders as "…", cut to ``TITLE_CHARS`` at a word; "" when there is none."""
+    for line in lines:
+        core = " ".join(_UNSAID.sub("…", _core(line)).split())
+        if len(core) < 12 or not looks_like_error(core):
+            continue
+        if len(core) <= TITLE_CHARS:
+            return core
+        cut = core[: TITLE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
+        return f"{cut}…"
+    return ""
 
 
 def parse_signature(line: str) -> dict[str, Any]:
@@ -146,7 +180,7 @@ def propose_signatures(lines: Iterable[str]) -> list[str]:
         if len(core) < 12 or not looks_like_error(core):
             continue
         text = _as_signature(core)
-        proposals.setdefault(text, Proposal(text, len(_DIGITS.sub("", core))))
+        proposals.setdefault(text, Proposal(text, _literal(core)))
     ranked = sorted(proposals.values(), key=lambda p: (-p.literal, p.text))
     kept: list[str] = []
     for proposal in ranked:

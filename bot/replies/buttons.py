@@ -10,6 +10,7 @@ match again (runner-ups, the first matched line, the suspects line), since the p
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -26,7 +27,8 @@ ACTION_NOT_THIS = "feedback_not_this_case"
 ACTION_OTHERS = "other_matches"
 ACTION_LANG = "switch_language"
 ACTION_DETAILS = "case_details"
-ACTION_PICK = "pick_case"  # "It was this one" on a runner-up in Other matches
+ACTION_PICK = "pick_case"  # "It was this one" on a runner-up in Other matches: pick_case:0, pick_case:1, …
+PICK_ACTIONS = re.compile(rf"^{ACTION_PICK}(?::\d{{1,2}})?$")  # what the handler listens to
 ACTION_KEEP = "keep_example"  # "Save these lines as an example" after a Helpful vote in a DM
 VOTE_ACTIONS: dict[str, Literal["helpful", "not_helpful"]] = {
     ACTION_HELPFUL: "helpful",

@@ -89,11 +89,13 @@ def other_matches_reply(payload: ButtonPayload, cases: Mapping[str, Case], reply
             md += f"\n{escape_mrkdwn(summary)}"
         blocks.append(section(md))
         plain.append(f"  {case.id} — {title} ({tier})" + (f"\n    {summary}" if summary else ""))
-    picks = []
+    picks: list[Button] = []
     for _, case in found if reply_id is not None else []:
         value = pick_value(case.id, lang, reply_id, payload.lines) if reply_id is not None else None
         if value is not None:
-            picks.append(Button(action_id=ACTION_PICK, text=cut(text("pick", lang, case=case.id), 75), value=value))
+            # One actions block: Slack wants a different action_id on each element (pick_case:0, :1, …).
+            action_id = f"{ACTION_PICK}:{len(picks)}"
+            picks.append(Button(action_id=action_id, text=cut(text("pick", lang, case=case.id), 75), value=value))
     blocks.append(context(escape_mrkdwn(text("others.hint", lang))))
     summary_line = f"{heading}: " + ", ".join(case.id for _, case in found)
     reply = Reply(
