@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
+from bot.app.digests import DigestDesk, DigestSchedule
 from bot.app.drafts import Drafts, WithReview
 from bot.app.examples import ExampleBook
 from bot.app.indexes import build_matcher, build_search
@@ -25,8 +26,7 @@ from bot.app.prefs import auto_reply, lang_reply, langs_for
 from bot.app.routing import route_command
 from bot.app.search import CaseSearch, search_cases
 from bot.app.topics import TopicPage, search_reply, topic_page, topic_reply, topics_reply
-from bot.digest.content import latest_slot, period_key
-from bot.digest.plan import DigestPlan, plan_next_digest
+from bot.digest.plan import DigestPlan
 from bot.library.case_store import CaseLibrary
 from bot.library.topics import Vocabulary
 from bot.matching.matcher import Matcher
@@ -38,7 +38,7 @@ from bot.model.results import MatchResult, Reply, ReviewRecord
 from bot.model.summary import CaseSummary
 from bot.ops.metrics import Metrics
 from bot.replies.messages import HELP, message
-from bot.replies.nodes import host_lines, nodes_reply
+from bot.replies.nodes import nodes_reply
 from bot.replies.render import (
     bilingual_reply,
     both,
@@ -113,10 +113,9 @@ class IncidentService:
         self.noise_window = noise_window
         self.now = now
         self._monotonic = monotonic
-        self.digest_cron = digest_cron
-        self.digest_timezone = digest_timezone
-        self.digest_lookback_days = digest_lookback_days
         self.digest_post_empty = digest_post_empty
+        schedule = DigestSchedule(digest_cron, digest_timezone, digest_lookback_days, digest_post_empty)
+        self.digest = DigestDesk(storage, self.nodes, lambda: self.library, self.latest_reviews, now, schedule)
         # The incident library's own /similar answer as (id, title) pairs; raises when unreachable.
         self._remote_similar = remote_similar
         self.metrics = metrics or Metrics()
@@ -403,54 +402,16 @@ class IncidentService:
             update={"plain": local.plain + "\n\n" + extra.plain, "blocks": [*local.blocks, *extra.blocks]}
         )
 
-    # -- digest -------------------------------------------------------------------------------------
+    # -- digest (bot.app.digests) ---------------------------------------------------------------------
 
     def digest_candidates(self) -> list[WithReview]:
-        """What may go into a digest: every case, reviewed at the later of its file's review date and its
-        stored reviews (the digest runner and the preview both read this)."""
-        stored = self.latest_reviews()
-        summaries = self._state.library.summaries.values()
-        return [WithReview(s, stored[s.id].reviewed_at if s.id in stored else None) for s in summaries]
+        return self.digest.candidates()
 
     def digest_nodes(self, start: datetime, end: datetime) -> list[tuple[str, str]]:
-        """The digest's node section: hosts that failed more than once in its period (storage trouble: none)."""
-        try:
-            return host_lines(self.nodes.repeated_between(start, end), "en")
-        except StorageError as exc:
-            log.warning("node memory not read for the digest: %s", exc)
-            return []
+        return self.digest.nodes_part(start, end)
 
     def digest_plan(self) -> DigestPlan:
-        """The next digest: its period (in the digest's time zone) and the cases it will carry; the same
-        answer the command line's ``digest --dry-run`` gives."""
-        now = self.now()
-        slot = latest_slot(self.digest_cron, self.digest_timezone, now)
-        library = self._state.library
-        plan = plan_next_digest(
-            self.digest_candidates(),
-            self.storage.digested_case_ids(),
-            self.storage.get_digest(period_key(slot)),
-            cron=self.digest_cron,
-            timezone=self.digest_timezone,
-            lookback_days=self.digest_lookback_days,
-            now=now,
-            lookup=library.cases.get,
-        )
-        nodes = tuple(self.digest_nodes(plan.period_start, plan.period_end))
-        return replace(plan, nodes=nodes) if nodes else plan
+        return self.digest.plan()
 
     def digest_preview(self, langs: Sequence[Lang]) -> Reply:
-        """What the next digest will post, as one reply (the first message; a note says if more follow)."""
-        plan = self.digest_plan()
-        messages = plan.messages(langs, post_empty=True)
-        first = messages[0]
-        when = "due now" if plan.due else f"posts at {plan.period_end:%Y-%m-%d %H:%M %Z}"
-        notes = [f"Digest preview, nothing is posted ({when})."]
-        if not plan.cases and not self.digest_post_empty:
-            notes.append("No new case: nothing will be posted (DIGEST_POST_EMPTY is off).")
-        if len(messages) > 1:
-            notes.append(f"(+{len(messages) - 1} more message(s))")
-        plain = "\n".join([*notes, *(m.text for m in messages)])
-        return Reply(
-            text=first.text + "\n" + " ".join(notes), blocks=first.blocks, plain=plain, case_ids=list(first.case_ids)
-        )
+        return self.digest.preview(langs)

@@ -1,0 +1,97 @@
+"""The weekly digest as the service sees it: which cases may go in (the later of a file's review date and
+its stored reviews), the repeat-nodes part, the next digest's plan and its preview. The runner
+(``bot.digest.runner``) posts what ``candidates`` and ``nodes`` give it; the preview and ``digest --dry-run``
+read ``plan``, so all three agree.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from bot.app.drafts import WithReview
+from bot.app.nodes import NodeMemory
+from bot.digest.content import latest_slot, period_key
+from bot.digest.plan import DigestPlan, plan_next_digest
+from bot.library.case_store import CaseLibrary
+from bot.model.case import Lang
+from bot.model.results import Reply, ReviewRecord
+from bot.replies.nodes import host_lines
+from bot.storage.base import Storage, StorageError
+
+log = logging.getLogger("incident_bot.service")
+
+
+@dataclass(frozen=True)
+class DigestSchedule:
+    """``DIGEST_CRON``, ``DIGEST_TIMEZONE``, ``DIGEST_LOOKBACK_DAYS`` and ``DIGEST_POST_EMPTY``."""
+
+    cron: str = "0 9 * * mon"
+    timezone: str = "Asia/Seoul"
+    lookback_days: int = 30
+    post_empty: bool = False
+
+
+class DigestDesk:
+    def __init__(
+        self,
+        storage: Storage,
+        nodes: NodeMemory,
+        library: Callable[[], CaseLibrary],
+        reviews: Callable[[], dict[str, ReviewRecord]],
+        now: Callable[[], datetime],
+        schedule: DigestSchedule,
+    ) -> None:
+        self.storage, self.nodes, self.library, self.reviews = storage, nodes, library, reviews
+        self.now, self.schedule = now, schedule
+
+    def candidates(self) -> list[WithReview]:
+        """What may go into a digest: every case, reviewed at the later of its file's review date and its
+        stored reviews (the digest runner and the preview both read this)."""
+        stored = self.reviews()
+        summaries = self.library().summaries.values()
+        return [WithReview(s, stored[s.id].reviewed_at if s.id in stored else None) for s in summaries]
+
+    def nodes_part(self, start: datetime, end: datetime) -> list[tuple[str, str]]:
+        """The digest's node section: hosts that failed more than once in its period (storage trouble: none)."""
+        try:
+            return host_lines(self.nodes.repeated_between(start, end), "en")
+        except StorageError as exc:
+            log.warning("node memory not read for the digest: %s", exc)
+            return []
+
+    def plan(self) -> DigestPlan:
+        """The next digest: its period (in the digest's time zone) and the cases it will carry; the same
+        answer the command line's ``digest --dry-run`` gives."""
+        now, schedule = self.now(), self.schedule
+        slot = latest_slot(schedule.cron, schedule.timezone, now)
+        plan = plan_next_digest(
+            self.candidates(),
+            self.storage.digested_case_ids(),
+            self.storage.get_digest(period_key(slot)),
+            cron=schedule.cron,
+            timezone=schedule.timezone,
+            lookback_days=schedule.lookback_days,
+            now=now,
+            lookup=self.library().cases.get,
+        )
+        nodes = tuple(self.nodes_part(plan.period_start, plan.period_end))
+        return replace(plan, nodes=nodes) if nodes else plan
+
+    def preview(self, langs: Sequence[Lang]) -> Reply:
+        """What the next digest will post, as one reply (the first message; a note says if more follow)."""
+        plan = self.plan()
+        messages = plan.messages(langs, post_empty=True)
+        first = messages[0]
+        when = "due now" if plan.due else f"posts at {plan.period_end:%Y-%m-%d %H:%M %Z}"
+        notes = [f"Digest preview, nothing is posted ({when})."]
+        if not plan.cases and not self.schedule.post_empty:
+            notes.append("No new case: nothing will be posted (DIGEST_POST_EMPTY is off).")
+        if len(messages) > 1:
+            notes.append(f"(+{len(messages) - 1} more message(s))")
+        plain = "\n".join([*notes, *(m.text for m in messages)])
+        return Reply(
+            text=first.text + "\n" + " ".join(notes), blocks=first.blocks, plain=plain, case_ids=list(first.case_ids)
+        )
