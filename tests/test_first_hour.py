@@ -214,6 +214,21 @@ def test_console_and_cli_show_the_same_next_digest(env: dict[str, str], tmp_path
         assert window in shown and "IL-0427" in shown and "IL-0414" not in shown.split("Digest", 1)[-1]
 
 
+def test_a_case_reviewed_now_is_previewed_on_a_fresh_database(env: dict[str, str], tmp_path: Path) -> None:
+    """No digest has run yet, so the latest slot's is due; with nothing in it, its run posts nothing, and the
+    preview shows the next digest that posts: the one carrying the case reviewed a moment ago."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    data = json.loads((BUNDLED_CASES / "IL-0427.json").read_text(encoding="utf-8"))
+    data.setdefault("review", {})["reviewed_at"] = "2020-01-01T00:00:00Z"
+    (cases / "IL-0427.json").write_text(json.dumps(data), encoding="utf-8")
+    env = {**env, "CASES_DIR": str(cases)}
+    assert cli(["cases", "review", "IL-0427", "--by", "Jiwoo Park"], env, tmp_path).returncode == 0
+    plan = json.loads(cli(["digest", "--json"], env, tmp_path).stdout)
+    assert plan["case_ids"] == ["IL-0427"] and plan["due"] is False
+    assert datetime.fromisoformat(plan["period"]["end"]) > datetime.now(UTC)
+
+
 # -- 9 and 10: validate, and messages without noise ------------------------------------------------------
 
 

@@ -19,7 +19,7 @@ from bot.library.case_store import CaseLibrary
 from bot.model.case import Lang
 from bot.model.results import Reply, ReviewRecord
 from bot.replies.nodes import host_lines
-from bot.storage.base import Storage, StorageError
+from bot.storage.base import DigestEntry, Storage, StorageError
 
 log = logging.getLogger("incident_bot.service")
 
@@ -63,14 +63,23 @@ class DigestDesk:
             return []
 
     def plan(self) -> DigestPlan:
-        """The next digest: its period (in the digest's time zone) and the cases it will carry; the same
-        answer the command line's ``digest --dry-run`` gives."""
+        """The next digest that posts: its period (in the digest's time zone) and the cases it will carry;
+        the same answer the command line's ``digest --dry-run`` gives. When the due digest would post
+        nothing (no case, no repeat node, ``DIGEST_POST_EMPTY`` off), its run only marks the slot done, so
+        the next one is the following slot's, with the reviews known now."""
         now, schedule = self.now(), self.schedule
-        slot = latest_slot(schedule.cron, schedule.timezone, now)
+        key = period_key(latest_slot(schedule.cron, schedule.timezone, now))
+        plan = self._plan(self.storage.get_digest(key), now)
+        if plan.due and not plan.cases and not plan.nodes and not schedule.post_empty:
+            plan = self._plan(DigestEntry(key, "done", "", 0, now), now)
+        return plan
+
+    def _plan(self, latest: DigestEntry | None, now: datetime) -> DigestPlan:
+        schedule = self.schedule
         plan = plan_next_digest(
             self.candidates(),
             self.storage.digested_case_ids(),
-            self.storage.get_digest(period_key(slot)),
+            latest,
             cron=schedule.cron,
             timezone=schedule.timezone,
             lookback_days=schedule.lookback_days,
