@@ -26,7 +26,12 @@ def _case(case_id: str, **extra: Any) -> dict[str, Any]:
         "failure_class": "test-class",
         "signatures": [{"kind": "exact", "pattern": f"boom {case_id}", "strength": "decisive"}],
         "runbook": [
-            {"stage": "confirm", "text": {"en": "Look.", "ko": "본다."}, "command": "ssh {node} true"},
+            {
+                "stage": "confirm",
+                "text": {"en": "Look.", "ko": "본다."},
+                "command": "ssh {node} true",
+                "assumes": {"en": "ssh access to the node", "ko": "노드에 ssh 로 접속할 수 있다"},
+            },
             {"stage": "verify", "text": {"en": "Check.", "ko": "확인한다."}},
         ],
         "gist": {"en": "It broke.", "ko": "고장 났다."},
