@@ -3,6 +3,7 @@ from ``users.info``, cached) and sending a rendered ``Reply`` through a ``respon
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -42,12 +43,22 @@ class LocaleCache:
         self.max_entries = max_entries
         self._clock = clock
         self._entries: dict[str, tuple[float, str | None]] = {}
+        # One lookup per user at a time: requests that arrive while it runs wait for it.
+        self._pending: dict[str, asyncio.Task[str | None]] = {}
 
     async def get(self, client: AsyncWebClient, user_id: str) -> str | None:
         now = self._clock()
         hit = self._entries.get(user_id)
         if hit is not None and now - hit[0] < self.ttl_seconds:
             return hit[1]
+        task = self._pending.get(user_id)
+        if task is None:
+            task = asyncio.ensure_future(self._fetch(client, user_id, now))
+            self._pending[user_id] = task
+            task.add_done_callback(lambda _: self._pending.pop(user_id, None))
+        return await asyncio.shield(task)
+
+    async def _fetch(self, client: AsyncWebClient, user_id: str, now: float) -> str | None:
         try:
             response = await client.users_info(user=user_id, include_locale=True)
         except SlackApiError as error:

@@ -133,6 +133,13 @@ async def test_locale_is_cached_per_user(h: SlackHarness) -> None:
     assert len(h.fake.calls("users.info")) == 1
 
 
+async def test_requests_arriving_together_share_one_locale_lookup(h: SlackHarness) -> None:
+    """Three commands at once from one user: one users.info, not three racing ones."""
+    await asyncio.gather(*(h.command("IL-0427", user_id="U7") for _ in range(3)))
+    await h.settle()
+    assert len([c for c in h.fake.calls("users.info") if c.body.get("user") == "U7"]) == 1
+
+
 async def test_unknown_id_is_answered_with_the_closest_ids(h: SlackHarness) -> None:
     _, url = await h.command("IL-0426")
     await h.settle()
