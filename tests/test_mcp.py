@@ -20,6 +20,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import McpError
 
 ROOT = Path(__file__).resolve().parent.parent
 PASTES = sorted((ROOT / "tests" / "fixtures" / "pastes").glob("*.txt"))
@@ -60,6 +61,7 @@ async def exercise(session: ClientSession) -> None:
     await session.initialize()
     listed = await session.list_tools()
     assert {tool.name for tool in listed.tools} == TOOLS
+    assert all(tool.annotations is not None and tool.annotations.readOnlyHint for tool in listed.tools)
     found = _payload(await session.call_tool("search_incidents", {"query": "hang", "filters": {"component": "nccl"}}))
     assert found and all(isinstance(item["id"], str) for item in found)
     case = _payload(await session.call_tool("get_incident", {"id": "il-427", "lang": "ko"}))
@@ -83,6 +85,9 @@ async def exercise(session: ClientSession) -> None:
     as_json = await session.read_resource("case://IL-0427")  # type: ignore[arg-type]
     assert json.loads(as_json.contents[0].text)["id"] == "IL-0427"  # type: ignore[union-attr]
     assert as_json.contents[0].mimeType == "application/json"
+    with pytest.raises(McpError) as missing:
+        await session.read_resource("case://IL-9999")  # type: ignore[arg-type]
+    assert missing.value.error.message == "no case 'IL-9999' in the library"
     # Mistakes: a clear tool error, never a traceback.
     bad = await session.call_tool("get_incident", {"id": "IL-9999"})
     assert bad.isError and "no case 'IL-9999'" in bad.content[0].text  # type: ignore[union-attr]

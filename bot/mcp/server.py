@@ -21,7 +21,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ResourceError, ToolError
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import ContentBlock
+from mcp.types import ContentBlock, ToolAnnotations
 from pydantic import AnyUrl, ValidationError
 
 from bot.app.records import match_record, runbook_record
@@ -31,6 +31,9 @@ from bot.library.topics import KINDS, Topic
 from bot.model.case import Case, Lang
 
 MAX_QUERY = 500
+_SDK_PREFIX = "Error creating resource from template: "
+# Every tool only reads: clients may call them without asking the user first.
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 # A whole log may come over HTTP; the matcher reads at most MAX_PASTE_BYTES of it (head and tail).
 MAX_REQUEST_BYTES = 32 << 20
 MAX_LIMIT = 50
@@ -119,7 +122,13 @@ class _Server(FastMCP):
             raise ToolError(f"{name}: {said}") from None
 
     async def read_resource(self, uri: AnyUrl | str) -> Iterable[ReadResourceContents]:
-        contents = await super().read_resource(uri)
+        try:
+            contents = await super().read_resource(uri)
+        except (ResourceError, ValueError) as exc:  # the SDK wraps our one line in its prefix, twice
+            said = str(exc)
+            while said.startswith(_SDK_PREFIX):
+                said = said.removeprefix(_SDK_PREFIX)
+            raise ResourceError(said) from None
         if not str(uri).endswith(".md"):
             return contents
         return [replace(content, mime_type="text/markdown") for content in contents]
@@ -154,7 +163,7 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
             raise ToolError(f"no topic {unknown[0]!r} (closest: {closest}); vocab() lists them")
         return allowed
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def search_incidents(query: str, filters: dict[str, str] | None = None, limit: int = 8) -> list[dict[str, Any]]:
         """Cases ranked by where the words appear (id, failure class, components, title, body), optionally
         only those under topic filters such as {"component": "nccl"} (keys: class, component, cause,
@@ -163,12 +172,12 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
         ranked = service.search_cases(_query(query), limit=200 if allowed is not None else _limit(limit))
         return [_summary(c) for c in ranked if allowed is None or c.id in allowed][: _limit(limit)]
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def get_incident(id: str, lang: Literal["en", "ko", "both"] = "both") -> dict[str, Any]:
         """One case in full (title, summary, runbook, remediation, lessons, sources), in one language or both."""
         return _case_json(case_of(id), lang)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def list_incidents(
         filters: dict[str, str] | None = None, limit: int = 20, cursor: str | None = None
     ) -> dict[str, Any]:
@@ -188,7 +197,7 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
             "next_cursor": str(following) if following < len(ordered) else None,
         }
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def get_topic(name: str) -> dict[str, Any]:
         """A topic (``nccl``, ``component:gpu-memory``, ``symptom:job-hang``) with its aliases and cases."""
         found = service.vocabulary().resolve(_query(name))
@@ -201,14 +210,14 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
             "cases": [_summary(service.library.cases[cid]) for cid in service.vocabulary().cases_of(found)],
         }
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def vocab() -> dict[str, Any]:
         """The library's vocabulary: failure classes, components, root causes and symptoms with counts and
         aliases (the names get_topic and the filters take)."""
         vocabulary = service.vocabulary()
         return {kind: [_topic(t) for t in vocabulary.by_kind(kind)] for kind in KINDS}
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def match_log(text: str) -> dict[str, Any]:
         """Which case explains this log: ranked cases with tiers and the matched lines (in words), the suspect
         node, rank and GPU, and the best case's runbook with its commands filled. A log larger than the
@@ -218,7 +227,7 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
         result = service.match(text, slack_encoded=False)
         return match_record(result, service.library.cases)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def similar_incidents(id: str, limit: int = 5) -> list[dict[str, Any]]:
         """Cases that share failure class, components, root cause or symptoms with a case."""
         return [_summary(c) for c in service.similar_cases(case_of(id), limit=_limit(limit))]
