@@ -51,6 +51,19 @@ def test_topic_lists_cases_newest_review_first_a_page_at_a_time(service: Inciden
     assert len(first.blocks) <= 50
 
 
+def test_cases_reviewed_at_the_same_time_go_newest_case_first(service: IncidentService) -> None:
+    from bot.app.topics import newest_first
+
+    summaries = service.library.summaries
+    dated = sorted((s for s in summaries.values() if s.date), key=lambda s: s.date or "")
+    older, newer = dated[0].id, dated[-1].id
+    assert (summaries[older].date or "") < (summaries[newer].date or "")
+    same = datetime(2026, 11, 30, tzinfo=UTC)
+    assert newest_first([older, newer], summaries, {older: same, newer: same}) == [newer, older]
+    later = {older: same.replace(day=29), newer: same.replace(day=28)}  # the review decides first
+    assert newest_first([older, newer], summaries, later) == [older, newer]
+
+
 def test_an_unknown_topic_gets_the_closest(service: IncidentService) -> None:
     reply = service.command("topic infinband")
     assert "No topic infinband" in reply.plain and "component:infiniband" in reply.plain
@@ -63,6 +76,18 @@ def test_topics_lists_every_kind_in_both_languages(service: IncidentService) -> 
         assert heading in english.plain
     nccl = next(t for t in service.vocabulary().resolve("component:nccl") if t.name == "nccl")
     assert "구성 요소 (component:)" in korean.plain and f"nccl ({len(nccl.cases)})" in korean.plain
+
+
+def test_one_kind_is_listed_in_full_with_every_alias(service: IncidentService) -> None:
+    classes = service.vocabulary().by_kind("class")
+    assert len(classes) > 12  # more than the overview shows
+    overview = service.command("topics").plain
+    assert f"… +{len(classes) - 12}" in overview and "/incident topics class" in overview
+    full = service.command("topics class").plain
+    assert "…" not in full and all(f"{t.name} ({len(t.cases)})" in full for t in classes)
+    with_aliases = [t for t in service.vocabulary().by_kind("component") if len(t.aliases) > 4]
+    shown = service.command("topics component:").plain
+    assert all(alias in shown for t in with_aliases for alias in t.aliases)
 
 
 def test_search_takes_topic_filters(service: IncidentService) -> None:

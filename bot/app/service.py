@@ -312,7 +312,7 @@ class IncidentService:
         if verb == "nodes":
             return nodes_reply(self.nodes.repeated(), self.nodes.window.days, langs)
         if verb == "topics":
-            return topics_reply(self.vocabulary(), langs)
+            return topics_reply(self.vocabulary(), langs, rest)
         if verb == "topic":
             state = self._state.library
             return topic_reply(self.vocabulary(), rest, state.summaries, state.cases, self.reviewed_times(), langs)

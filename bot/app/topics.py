@@ -108,10 +108,22 @@ def vocabulary_lines(vocabulary: Vocabulary, lang: Lang, per_kind: int = 12) -> 
     return out
 
 
-def topics_reply(vocabulary: Vocabulary, langs: Sequence[Lang]) -> Reply:
-    """``/incident topics``."""
+def topics_reply(vocabulary: Vocabulary, langs: Sequence[Lang], rest: str = "") -> Reply:
+    """``/incident topics``: every kind, its first topics; ``/incident topics class`` (or ``component``,
+    ``cause``, ``symptom``): that kind in full, with every alias."""
+    kind = rest.strip().lower().removesuffix(":")
+    if kind in KINDS:
+        lines = [
+            f"{t.name} ({len(t.cases)})" + (f" · {', '.join(t.aliases)}" if t.aliases else "")
+            for t in vocabulary.by_kind(kind)
+        ]
+        prefix = next(p for p, k in PREFIXES.items() if k == kind)
+        title = f"{_KIND_WORDS[kind][langs[0]]} ({prefix})"
+        sections = [(title, lines[start : start + 20]) for start in range(0, len(lines), 20)] or [(title, [])]
+        return sections_reply(both("topics.heading", langs), sections, message("topics.hint", langs[0]))
     sections = vocabulary_lines(vocabulary, langs[0])
-    return sections_reply(both("topics.heading", langs), sections, message("topics.hint", langs[0]))
+    hint = message("topics.hint", langs[0]) + " · " + message("topics.kind", langs[0])
+    return sections_reply(both("topics.heading", langs), sections, hint)
 
 
 def topic_reply(

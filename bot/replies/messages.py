@@ -66,6 +66,10 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "ko": "저장했습니다: 답변은 Slack 언어 설정을 따르고 두 언어를 모두 보여 줍니다.",
     },
     "topics.heading": {"en": "Topics", "ko": "주제"},
+    "topics.kind": {
+        "en": "/incident topics class (component, cause, symptom) lists one kind in full",
+        "ko": "/incident topics class (component, cause, symptom) 로 한 종류를 모두 봅니다",
+    },
     "topics.hint": {
         "en": "/incident topic NAME lists its cases; narrow a word with class:, component:, cause: or symptom:",
         "ko": "/incident topic 이름 으로 사례를 봅니다. class:, component:, cause:, symptom: 으로 좁힐 수 있습니다.",
