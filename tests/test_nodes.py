@@ -128,6 +128,10 @@ def test_window_aliases_and_reporters(tmp_path: Path) -> None:
     memory = NodeMemory(storage, timedelta(days=14), timedelta(days=90), parse_aliases("n7=gpu-b07"), clock)
     assert memory.canonical("GPU-B07.cluster.example.com") == "gpu-b07" and memory.canonical("n7") == "gpu-b07"
     assert memory.canonical("10.0.0.7") == "10.0.0.7"
+    apart = NodeMemory(
+        storage, timedelta(days=14), timedelta(days=90), parse_aliases("gpu-a1.dc2.example=gpu-a1-dc2"), clock
+    )
+    assert apart.canonical("gpu-a1.dc2.example") == "gpu-a1-dc2" and apart.canonical("gpu-a1.dc1.example") == "gpu-a1"
 
     def result(host: str, failed: bool = True) -> MatchResult:
         from bot.model.case import Localized
