@@ -347,6 +347,26 @@ def test_cli_drafts_export_and_review(tmp_path: Path, monkeypatch: pytest.Monkey
     assert main(["cases", "review", "PUB-0009", "--by", "Jiwoo"]) == 1  # not in the library: refused
     assert main(["cases", "review", "LOC-0001", "--by", "Jiwoo", "--note", "ok"]) == 0
     assert "LOC-0001 reviewed by Jiwoo" in capsys.readouterr().out
+    # A case that fails validation is refused with the reason: a GPU reset without a drain.
+    unsafe = json.loads((cases / "IL-0427.json").read_text(encoding="utf-8"))
+    unsafe["runbook"].append({"stage": "fix", "text": {"en": "Reset.", "ko": "리셋한다."}, "command": "nvidia-smi -r"})
+    (cases / "IL-0427.json").write_text(json.dumps(unsafe, ensure_ascii=False), encoding="utf-8")
+    assert main(["cases", "review", "IL-0427", "--by", "Jiwoo"]) == 1
+    said = capsys.readouterr()
+    assert "not marked reviewed" in said.out + said.err and "reset" in (said.out + said.err).lower()
+    # The review is a record, not a file edit: a sync that rewrites the case file keeps it.
+    from library_server import LibraryServer
+
+    synced = json.loads((cases / "LOC-0001.json").read_text(encoding="utf-8"))
+    synced["summary"] = {"en": "Rewritten upstream.", "ko": "상류에서 다시 썼다."}
+    with LibraryServer() as server:
+        server.put(synced)
+        assert main(["sync", "--api-url", server.base_url]) == 0
+    assert "Rewritten upstream." in (cases / "LOC-0001.json").read_text(encoding="utf-8")
+    capsys.readouterr()
+    service = build_service(load_settings({}))
+    assert service.latest_reviews()["LOC-0001"].reviewer == "Jiwoo"
+    service.storage.close()
 
 
 def test_app_home_shows_who_reviewed_a_case(library: CaseLibrary) -> None:
