@@ -35,6 +35,7 @@ from slack_harness import (
 from bot.app.service import IncidentService
 from bot.cli.compose import build_services
 from bot.library.case_store import CaseLibrary
+from bot.replies.drafts import ACTION_DRAFT
 from bot.slack.runtime import start_slack
 from bot.storage import Storage
 
@@ -78,6 +79,8 @@ def live_markup(fake: HarnessSlack) -> list[str]:
             "chat.postEphemeral",
             "views.publish",
             "chat.update",
+            "views.open",
+            "views.update",
         } or call.method.startswith("hooks/"):
             body = {**call.body, "view": call.body.get("view")}
             if isinstance(body["view"], str):
@@ -130,6 +133,21 @@ async def test_a_hostile_string_renders_inert_on_every_surface(h: SlackHarness) 
     }
     await h.post(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
     await h.settle()
+    # A case draft of a hostile paste no case explains: the modal's proposed fields stay inert too.
+    unknown = f"FATAL: fabricd lost heartbeat of NVSwitch tray 4 on partition 9 {HOSTILE}"
+    _, hook = await h.command(unknown)
+    await h.wait_for(lambda: h.hook_calls(hook))
+    [no_fit] = h.hook_calls(hook)
+    draft = next(
+        e
+        for b in no_fit.body["blocks"]
+        if b["type"] == "actions"
+        for e in b["elements"]
+        if e["action_id"] == ACTION_DRAFT
+    )
+    await h.click(draft["value"], action_id=ACTION_DRAFT)
+    await h.wait_for(lambda: h.fake.calls("views.update"))
+    assert "NVSwitch tray" in json.dumps(h.fake.calls("views.update")[-1].body)  # the paste is in the form
     assert len(h.fake.calls()) >= 20  # every surface answered something
     assert live_markup(h.fake) == []
 
