@@ -430,13 +430,19 @@ def test_two_people_or_a_reviewer_make_a_line_decisive() -> None:
     assert [line.strength for line in again] == [Strength.SUPPORTING]
 
 
-def test_examples_list_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
+def _cli_store(tmp_path: Path, monkeypatch: Any) -> Storage:
+    """The CLI's default SQLite file under ``tmp_path`` (no Slack, no DATABASE_URL), migrated and open."""
     for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "DATABASE_URL", "CASES_DIR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
     store = open_storage(f"sqlite:///{tmp_path / 'data' / 'incident-bot.sqlite3'}")
     store.migrate()
+    return store
+
+
+def test_examples_list_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
+    store = _cli_store(tmp_path, monkeypatch)
     now = datetime.now(UTC)
     store.add_examples("IL-0427", (NOVEL,), "U1", "C1", 7, now)
     store.add_examples("IL-0427", (NOVEL,), "U2", "C2", 8, now)
@@ -456,12 +462,7 @@ def test_examples_list_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_examples_list_since(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
-    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "DATABASE_URL", "CASES_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.chdir(tmp_path)
-    store = open_storage(f"sqlite:///{tmp_path / 'data' / 'incident-bot.sqlite3'}")
-    store.migrate()
+    store = _cli_store(tmp_path, monkeypatch)
     now = datetime.now(UTC)
     store.add_examples("IL-0427", (NOVEL,), "U1", "C1", 7, now - timedelta(days=20))
     store.add_examples("IL-0414", (XID,), "U2", "C2", 8, now - timedelta(days=2))

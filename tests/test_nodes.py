@@ -133,20 +133,7 @@ def test_window_aliases_and_reporters(tmp_path: Path) -> None:
     )
     assert apart.canonical("gpu-a1.dc2.example") == "gpu-a1-dc2" and apart.canonical("gpu-a1.dc1.example") == "gpu-a1"
 
-    def result(host: str, failed: bool = True) -> MatchResult:
-        from bot.model.case import Localized
-        from bot.model.results import Match, Tier
-
-        best = Match(
-            case_id="IL-0414",
-            title=Localized(en="x"),
-            failure_class="gpu-memory-ecc",
-            score=90,
-            tier=Tier.EXACT,
-            evidence=[],
-        )
-        return MatchResult(matches=[best], reply=True, suspects=SuspectInfo(failed=failed, summary="", hosts={host: 1}))
-
+    result = _result
     memory.remember(result("n7"), Where("C1", "1.1"))
     clock.value += timedelta(days=15)  # outside the 14-day window
     assert memory.history(result("gpu-b07")) == {}
@@ -252,7 +239,8 @@ def test_a_message_answered_again_counts_once() -> None:
     assert [h for h, _ in memory.repeated()] == ["gpu-c01"]
 
 
-def _result(host: str) -> MatchResult:
+def _result(host: str, failed: bool = True) -> MatchResult:
+    """An exact IL-0414 match whose suspects name ``host`` (as failed, or as a reporter)."""
     from bot.model.case import Localized
     from bot.model.results import Match, Tier
 
@@ -264,7 +252,7 @@ def _result(host: str) -> MatchResult:
         tier=Tier.EXACT,
         evidence=[],
     )
-    return MatchResult(matches=[best], reply=True, suspects=SuspectInfo(failed=True, summary="", hosts={host: 1}))
+    return MatchResult(matches=[best], reply=True, suspects=SuspectInfo(failed=failed, summary="", hosts={host: 1}))
 
 
 def test_old_events_are_purged_and_days_must_be_positive(tmp_path: Path, capsys: Any) -> None:
