@@ -36,6 +36,13 @@ class Reviewers:
         self._members[group] = (self._clock(), members)
         return members
 
+    async def everyone(self, client: AsyncWebClient) -> frozenset[str]:
+        """The listed users and the members of the listed groups (what a confirmed example weighs by)."""
+        members = set(self.users)
+        for group in sorted(self.groups):
+            members |= await self._group(client, group)
+        return frozenset(members)
+
     async def allows(self, client: AsyncWebClient, user: str | None) -> bool:
         if not user:
             return False

@@ -477,3 +477,19 @@ def test_examples_list_since(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert json.loads(capsys.readouterr().out) == []
     with pytest.raises(SystemExit, match="is not an ISO date"):
         main(["examples", "list", "--since", "last week"])
+
+
+async def test_a_member_of_a_reviewer_group_weighs_like_a_listed_reviewer(
+    fake: HarnessSlack, storage: Storage, library: CaseLibrary
+) -> None:
+    """REVIEWERS may name a user group: its members' confirmations are decisive at once, like a listed
+    user's (the runtime reads the group with usergroups.users.list)."""
+    fake.usergroups["S0REVIEW"] = ["U8"]
+    service = IncidentService(library, storage, deadline_s=20.0, reviewers=frozenset({"S0REVIEW"}))
+    async with SlackHarness(fake, service, harness_settings(fake, CASES_RELOAD_SECONDS=1)) as h:
+        await h.wait_for(lambda: "U8" in service.examples.reviewers, within=15)
+        assert not service.match(PARAPHRASE).reply
+        await paste_and_vote(h, "C1", "U8")
+        await h.wait_for(lambda: service.match(PARAPHRASE).reply, within=15)
+        best = service.match(PARAPHRASE).best
+        assert best is not None and best.tier.value == "strong"

@@ -25,7 +25,7 @@ log = logging.getLogger("incident_bot.service")
 
 
 @dataclass(frozen=True)
-class DigestSchedule:
+class DigestTiming:
     """``DIGEST_CRON``, ``DIGEST_TIMEZONE``, ``DIGEST_LOOKBACK_DAYS`` and ``DIGEST_POST_EMPTY``."""
 
     cron: str = "0 9 * * mon"
@@ -42,7 +42,7 @@ class DigestDesk:
         library: Callable[[], CaseLibrary],
         reviews: Callable[[], dict[str, ReviewRecord]],
         now: Callable[[], datetime],
-        schedule: DigestSchedule,
+        schedule: DigestTiming,
     ) -> None:
         self.storage, self.nodes, self.library, self.reviews = storage, nodes, library, reviews
         self.now, self.schedule = now, schedule

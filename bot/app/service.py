@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
-from bot.app.digests import DigestDesk, DigestSchedule
+from bot.app.digests import DigestDesk, DigestTiming
 from bot.app.drafts import Drafts, WithReview
 from bot.app.examples import ExampleBook
 from bot.app.indexes import build_matcher, build_search
@@ -114,7 +114,7 @@ class IncidentService:
         self.now = now
         self._monotonic = monotonic
         self.digest_post_empty = digest_post_empty
-        schedule = DigestSchedule(digest_cron, digest_timezone, digest_lookback_days, digest_post_empty)
+        schedule = DigestTiming(digest_cron, digest_timezone, digest_lookback_days, digest_post_empty)
         self.digest = DigestDesk(storage, self.nodes, lambda: self.library, self.latest_reviews, now, schedule)
         # The incident library's own /similar answer as (id, title) pairs; raises when unreachable.
         self._remote_similar = remote_similar

@@ -21,8 +21,10 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.reloader import LibraryReloader
+from bot.app.service import IncidentService
 from bot.app.services import Services
 from bot.app.workers import WorkerPools
 from bot.digest.scheduler import DigestSchedule
@@ -32,6 +34,7 @@ from bot.slack.app import build_client, create_app
 from bot.slack.http import EVENTS_PATH, build_web_app
 from bot.slack.identity import TokenRejected, identity_of
 from bot.slack.jobs import LibrarySync, StorageGate, build_digest_schedule
+from handlers.reviewers import Reviewers
 
 EXAMPLES_DEFAULT_INTERVAL_S = 60.0
 log = logging.getLogger(__name__)
@@ -39,6 +42,17 @@ log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_SECONDS = 10.0
 AUTH_TEST_SECONDS = 5.0  # how long start-up waits for auth.test before serving and retrying it in the background
 MAX_LOGGED_CHARS = 2000  # an INFO+ log line longer than this is cut: never a whole paste in the logs
+
+
+async def _reviewer_groups(listed: Reviewers, client: AsyncWebClient, service: IncidentService, every: float) -> None:
+    """Keep ``service.examples.reviewers`` at the listed users plus their groups' members (read with
+    ``usergroups.users.list``, cached five minutes), rebuilding the example index when they change."""
+    while True:
+        members = await listed.everyone(client)
+        if members != service.examples.reviewers:
+            service.examples.reviewers = members
+            await asyncio.to_thread(service.refresh_examples, force=True)
+        await asyncio.sleep(max(every, 1.0))
 
 
 async def _bind_envelope(_client: object, request: SocketModeRequest) -> None:
@@ -229,6 +243,9 @@ async def start_slack(
 
     _background(server, load_examples(), "examples-load")
     _background(server, watch(), "reload-watch")
+    listed = Reviewers(service.examples.reviewers)
+    if listed.groups and token_client is not None:  # group members weigh confirmed examples like listed users
+        _background(server, _after(gate, _reviewer_groups(listed, token_client, service, interval)), "reviewers")
     if settings.library_sync_minutes > 0 and settings.library_api_url:
         server.sync = LibrarySync(settings.library_api_url, settings, reloader)
         _background(server, server.sync.loop(settings.library_sync_minutes * 60.0), "library-sync")
