@@ -169,10 +169,10 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         if paste is None or not paste.data:
             return
         result = await matched(services, False, services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
-        if result is None or not await services.pools.io(services.incident.should_auto_reply, channel, result):
+        where = Where(channel, str(event["ts"]))
+        if result is None or not await services.pools.io(services.incident.should_auto_reply, channel, result, where):
             return
         langs = await user_langs(services, locales, client, user_id)
-        where = Where(channel, str(event["ts"]))
         render = services.feedback.render_interactive
         reply = await services.pools.io(render, result, langs, explicit=False, where=where)
         await post_reply(

@@ -94,7 +94,8 @@ async def test_a_node_that_failed_before_is_named_with_its_thread(
     # A third paste where the host only reports a collective timeout: answered, but not counted.
     clock.value += timedelta(hours=1)
     third = await paste(harness, WATCHDOG, "C3")
-    assert "failed 3 times" not in json.dumps(third["blocks"])
+    said_third = json.dumps(third["blocks"])
+    assert "failed 3 times" not in said_third and "gpu-a17 failed 2 times" in said_third  # named, not counted
     events = storage.node_events(clock() - timedelta(days=7), ("gpu-a17",))
     assert [e.failed for e in events] == [False, True, True]
     # incident-bot nodes --json reads the same database.
@@ -125,13 +126,18 @@ second_case = first_case
 def test_window_aliases_and_reporters(tmp_path: Path) -> None:
     clock = Clock()
     storage = MemoryStorage()
-    memory = NodeMemory(storage, timedelta(days=14), timedelta(days=90), parse_aliases("n7=gpu-b07"), clock)
+    aliases = parse_aliases("n7=gpu-b07,gpu-b07.cluster.example.com=gpu-b07")
+    memory = NodeMemory(storage, timedelta(days=14), timedelta(days=90), aliases, clock)
     assert memory.canonical("GPU-B07.cluster.example.com") == "gpu-b07" and memory.canonical("n7") == "gpu-b07"
+    assert memory.canonical("gpu-b07.other.example") == "gpu-b07.other.example"  # as written, unless aliased
     assert memory.canonical("10.0.0.7") == "10.0.0.7"
     apart = NodeMemory(
         storage, timedelta(days=14), timedelta(days=90), parse_aliases("gpu-a1.dc2.example=gpu-a1-dc2"), clock
     )
-    assert apart.canonical("gpu-a1.dc2.example") == "gpu-a1-dc2" and apart.canonical("gpu-a1.dc1.example") == "gpu-a1"
+    assert (
+        apart.canonical("gpu-a1.dc2.example") == "gpu-a1-dc2"
+        and apart.canonical("gpu-a1.dc1.example") == "gpu-a1.dc1.example"
+    )
 
     result = _result
     memory.remember(result("n7"), Where("C1", "1.1"))
@@ -140,7 +146,10 @@ def test_window_aliases_and_reporters(tmp_path: Path) -> None:
     memory.remember(result("gpu-b07.cluster.example.com"), Where("C2", "2.2"))
     clock.value += timedelta(days=1)
     assert [e.channel for e in memory.history(result("GPU-B07"))["gpu-b07"]] == ["C2"]
-    assert memory.history(result("gpu-b07", failed=False)) == {}  # a reporter is not looked up
+    # A reporter is looked up (its earlier failures are named), and its own paste never counts.
+    assert [e.channel for e in memory.history(result("gpu-b07", failed=False))["gpu-b07"]] == ["C2"]
+    memory.remember(result("gpu-b07", failed=False), Where("C3", "3.3"))
+    assert [e.channel for e in memory.history(result("gpu-b07"))["gpu-b07"]] == ["C2"]
 
 
 async def test_the_digest_names_repeat_nodes_once(
@@ -265,7 +274,7 @@ def test_old_events_are_purged_and_days_must_be_positive(tmp_path: Path, capsys:
     assert [e.host for e in storage.node_events(clock() - timedelta(days=365))] == ["gpu-e06"]
     with pytest.raises(SystemExit) as exited:
         main(["nodes", "--days", "0"])
-    assert exited.value.code == 2 and "must be 1 or more" in capsys.readouterr().err
+    assert exited.value.code == 2 and "must be from 1 to 3650" in capsys.readouterr().err
 
 
 def test_a_kubernetes_cordon_comes_first_for_a_node_that_failed_before(library: CaseLibrary) -> None:
@@ -277,3 +286,54 @@ def test_a_kubernetes_cordon_comes_first_for_a_node_that_failed_before(library: 
             assert chosen_steps(case, {"node": "n1"}, drain_first=True)[0] is drains[0]
             return
     pytest.fail("no case with a kubectl cordon step after its first step")
+
+
+async def test_a_repeat_inside_the_noise_window_is_answered_and_asking_again_counts_once(
+    h: tuple[SlackHarness, Clock], storage: Storage
+) -> None:
+    """IL-0427's own story: the next job lands on the same node and dies twenty minutes later. The noise
+    window would keep the same case quiet in that channel; a host that failed before is news, so it is
+    answered. Another host's paste kept quiet by the window is still remembered, and asking about a paste
+    again with /incident is not a new failure."""
+    harness, clock = h
+    await paste(harness, ECC, "C1")
+    clock.value += timedelta(minutes=20)
+    await harness.event(message_event(ECC, channel="C1"))
+    await harness.settle()
+    again = harness.fake.posted("C1")
+    assert len(again) == 2 and "gpu-a17 failed 2 times" in json.dumps(again[-1]["blocks"])
+    other = ECC.replace("gpu-a17", "gpu-b01")
+    await harness.event(message_event(other, channel="C1"))
+    await harness.settle()
+    assert len(harness.fake.posted("C1")) == 2  # kept quiet by the window…
+    assert [e.host for e in storage.node_events(clock() - timedelta(days=1), ("gpu-b01",))] == ["gpu-b01"]  # …kept
+    for _ in range(2):  # the same paste asked about privately, twice
+        _, url = await harness.command(other.replace("\n", " "))
+        await harness.settle()
+        assert harness.hook_calls(url)
+    assert len(storage.node_events(clock() - timedelta(days=1), ("gpu-b01",))) == 1
+
+
+def test_nodes_json_lists_the_gpu_and_hosts_newest_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "CASES_DIR", "DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
+    from bot.storage import open_storage
+
+    store = open_storage(f"sqlite:///{tmp_path / 'data' / 'incident-bot.sqlite3'}")
+    store.migrate()
+    now = datetime.now(UTC)
+
+    def failed(host: str, ts: str, hours_ago: int) -> NodeEvent:
+        at = now - timedelta(hours=hours_ago)
+        return NodeEvent(host, "IL-0414", "gpu-memory-ecc", True, "C1", ts, at, "0000:3b:00", "5")
+
+    events = (failed("gpu-old", "1.1", 50), failed("gpu-old", "1.2", 40), failed("gpu-new", "2.1", 3))
+    store.add_node_events((*events, failed("gpu-new", "2.2", 1)), now - timedelta(days=90))
+    store.close()
+    assert main(["nodes", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [h["host"] for h in listed] == ["gpu-new", "gpu-old"]
+    assert listed[0]["events"][0]["pci"] == "0000:3b:00" and listed[0]["events"][0]["gpu"] == "5"

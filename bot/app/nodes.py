@@ -1,14 +1,13 @@
 """Node memory: every answer records the hosts it named (failed, or only reporting a collective failure),
 so a host that failed before is named as such the next time, before the next job lands on it.
 
-Hosts are compared lower-case, through ``NODE_ALIASES`` (``short=fqdn`` pairs), and by their first DNS label
-(``gpu-b07.cluster.example`` is ``gpu-b07``). Only the team's own pastes are stored; events older than
-``NODE_RETENTION_DAYS`` are deleted as new ones arrive.
+Hosts are compared as written, lower-case, and through ``NODE_ALIASES`` (``gpu-b07.cluster.example=gpu-b07``
+makes a fully qualified name and a short one the same host). Only the team's own pastes are stored; events
+older than ``NODE_RETENTION_DAYS`` are deleted as new ones arrive.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping
@@ -48,13 +47,9 @@ class NodeMemory:
     now: Callable[[], datetime]
 
     def canonical(self, host: str) -> str:
+        """The name a host is remembered by: as written, lower-case, through ``NODE_ALIASES``."""
         name = host.strip().lower()
-        name = self.aliases.get(name, name)
-        try:
-            ipaddress.ip_address(name)
-            return name
-        except ValueError:
-            return name.split(".", 1)[0] if "." in name else name
+        return self.aliases.get(name, name)
 
     def events_of(self, result: MatchResult, where: Where) -> tuple[NodeEvent, ...]:
         info, best = result.suspects, result.best
@@ -71,11 +66,12 @@ class NodeMemory:
 
     def history(self, result: MatchResult, answered: Answered | None = None) -> dict[str, list[NodeEvent]]:
         """Earlier failures, within the window, of the hosts ``result`` says failed (newest first); a host
-        that only reported a collective failure is neither looked up nor counted. With ``answered`` (a
+        that only reported a collective failure is looked up too (its own paste is never counted). With
+        ``answered`` (a
         reply drawn again, as on a language switch) the history as that answer saw it: nothing from the
         answer itself or after it."""
         info = result.suspects
-        if info is None or not info.failed or not info.hosts:
+        if info is None or not info.hosts:
             return {}
         hosts = tuple(dict.fromkeys(self.canonical(h) for h in list(info.hosts)[:8]))
         try:
@@ -94,9 +90,16 @@ class NodeMemory:
         if not events:
             return
         try:
-            # A message answered again (a mention in its thread, the shortcut on it) is one failure.
-            known = {_key(e) for e in self.storage.node_events(self.now() - self.retention, _hosts(events))}
-            events = tuple(e for e in events if not e.ts or _key(e) not in known)
+            # A message answered again (a mention in its thread, the shortcut on it) is one failure, and so
+            # is a paste asked about again privately (an answer shown to one person has no message ts).
+            earlier = self.storage.node_events(self.now() - self.retention, _hosts(events))
+            known = {_key(e) for e in earlier}
+            recent = {(e.host, e.channel, e.case_id) for e in earlier if e.created_at >= self.now() - _AGAIN}
+            events = tuple(
+                e
+                for e in events
+                if (e.ts and _key(e) not in known) or (not e.ts and (e.host, e.channel, e.case_id) not in recent)
+            )
             self.storage.add_node_events(events, self.now() - self.retention)
         except StorageError as exc:
             log.warning("node memory not written: %s", exc)
@@ -132,6 +135,7 @@ class Answered:
 
 
 _MOMENT = timedelta(minutes=2)
+_AGAIN = timedelta(hours=1)  # a private answer about the same host and case within this is the same failure
 
 
 def _key(event: NodeEvent) -> tuple[str, str, str]:

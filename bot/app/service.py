@@ -247,16 +247,24 @@ class IncidentService:
             self.nodes.remember(result, where)
         return reply
 
-    def should_auto_reply(self, channel: str, result: MatchResult) -> bool:
+    def should_auto_reply(self, channel: str, result: MatchResult, where: Where | None = None) -> bool:
         """An unprompted paste gets an answer only when the matcher says so, the channel has automatic
-        replies on, and the same case was not posted in this channel within the noise window."""
+        replies on, and the same case was not posted in this channel within the noise window, unless a
+        host it names failed before (the next job landed on the bad node: that is news). A paste kept
+        quiet by the window still has its hosts remembered (with ``where``)."""
         best = result.best
         if not result.reply or best is None:
             return False
         if not self.storage.get_channel_auto(channel):
             return False
         last = self.storage.last_reply_for_case(channel, best.case_id)
-        return last is None or self.now() - last >= self.noise_window
+        if last is None or self.now() - last >= self.noise_window:
+            return True
+        if result.suspects is not None and result.suspects.failed and any(self.nodes.history(result).values()):
+            return True
+        if where is not None:
+            self.nodes.remember(result, where)
+        return False
 
     def record_reply(self, channel: str, message_ts: str, thread_ts: str, reply: Reply, source: str) -> int | None:
         if not reply.case_ids:

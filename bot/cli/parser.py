@@ -50,8 +50,8 @@ def _positive(raw: str) -> int:
         value = int(raw)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number of days, not {raw!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    if not 1 <= value <= 3650:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 3650, not {value}")
     return value
 
 

@@ -167,7 +167,7 @@ def suspects(
     lines = [Line(escape_mrkdwn(first), first)]
     for host, earlier in list((history or {}).items())[:2]:
         if earlier:
-            md, plain = repeat_text(host, earlier, langs[0], now_class)
+            md, plain = repeat_text(host, earlier, langs[0], now_class, counted=info.failed)
             lines.append(Line(f"⚠️ {md}", f"! {plain}"))
     other = _other(langs)
     if other:
@@ -280,7 +280,9 @@ def first_reply_lines(
     best = result.matches[0]
     named = [cid for cid in result.reply_case_ids if cid != best.case_id]
     fills = fills or {}
-    again = any(history.values()) if history else False
+    # Drain first only when the host failed now too (a host that only reported is not drained for it).
+    failed = result.suspects is not None and result.suspects.failed
+    again = failed and any(history.values()) if history else False
     found = suspects(result.suspects, langs, history, case.failure_class or "")
     head = [*verdict(case, best, named, langs), *evidence(best, langs, case), *found]
     note = [Line(f"_{escape_mrkdwn(notes)}_", notes, "context")] if notes else []

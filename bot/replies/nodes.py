@@ -15,6 +15,10 @@ _TEXT: dict[str, dict[Lang, str]] = {
         "en": "{host} failed {n} times since {since} ({kinds})",
         "ko": "{host}: {since} 이후 {n}번 실패 ({kinds})",
     },
+    "repeat.once": {
+        "en": "{host} failed before, on {since} ({kinds})",
+        "ko": "{host}: {since}에 실패한 적 있음 ({kinds})",
+    },
     "earlier": {"en": "earlier", "ko": "이전"},
     "heading": {"en": "Nodes that failed more than once", "ko": "두 번 이상 실패한 노드"},
     "none": {
@@ -36,14 +40,19 @@ def thread_link(event: NodeEvent) -> str | None:
     return f"https://slack.com/archives/{event.channel}/p{event.ts.replace('.', '')}"
 
 
-def repeat_text(host: str, earlier: Sequence[NodeEvent], lang: Lang, now_class: str = "") -> tuple[str, str]:
-    """``gpu-b07 failed 3 times since Mon 30 Nov (gpu-memory-ecc ×2, …)`` (this failure, of class
-    ``now_class``, counted too) and links to the earlier threads, as (mrkdwn, plain)."""
+def repeat_text(
+    host: str, earlier: Sequence[NodeEvent], lang: Lang, now_class: str = "", *, counted: bool = True
+) -> tuple[str, str]:
+    """``gpu-b07 failed 3 times since Mon 30 Nov (gpu-memory-ecc ×2, …)`` (with ``counted``, this failure,
+    of class ``now_class``, counted too: not when the host only reported it) and links to the earlier
+    threads, as (mrkdwn, plain)."""
     since = min(e.created_at for e in earlier)
-    classes = [e.failure_class or e.case_id for e in earlier] + ([now_class] if now_class else [])
+    classes = [e.failure_class or e.case_id for e in earlier] + ([now_class] if now_class and counted else [])
     kinds = ", ".join(f"{name} ×{count}" for name, count in Counter(classes).most_common(3))
     day = f"{since.month}월 {since.day}일" if lang == "ko" else f"{since:%a %d %b}"
-    said = words("repeat", lang, host=host, n=len(earlier) + 1, since=day, kinds=kinds)
+    times = len(earlier) + (1 if counted else 0)
+    key = "repeat" if times > 1 else "repeat.once"
+    said = words(key, lang, host=host, n=times, since=day, kinds=kinds)
     links = [(str(number), url) for number, e in enumerate(earlier[:3], start=1) if (url := thread_link(e))]
     md = escape_mrkdwn(said)
     plain = said
