@@ -419,6 +419,26 @@ def test_the_wheel_contains_every_package() -> None:
     assert wanted <= shipped, f"packages missing from the wheel: {sorted(wanted - shipped)}"
 
 
+def test_the_wheel_contains_every_data_file_the_code_reads() -> None:
+    """Every non-Python file beside the code (the alias table, the glossary, the ordinary-text corpus, the
+    migrations' template) matches a package-data pattern: an installed copy reads them at run time."""
+    import fnmatch
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    missing = []
+    for path in (ROOT / "bot").rglob("*"):
+        if path.is_dir() or path.suffix in {".py", ".pyc"} or "__pycache__" in path.parts:
+            continue
+        package = ".".join(path.parent.relative_to(ROOT).parts)
+        owner = next(
+            (p for p in sorted(patterns, key=len, reverse=True) if package == p or package.startswith(p + ".")), None
+        )
+        inside = path.relative_to(ROOT / owner.replace(".", "/")).as_posix() if owner else ""
+        if owner is None or not any(fnmatch.fnmatch(inside, glob) for glob in patterns[owner]):
+            missing.append(str(path.relative_to(ROOT)))
+    assert missing == [], f"data files missing from the wheel: {missing}"
+
+
 # -- compose ---------------------------------------------------------------------------------------------
 
 

@@ -68,6 +68,9 @@ async def exercise(session: ClientSession) -> None:
     assert case["id"] == "IL-0427" and "tr1-13B" in case["title"] and "review_notes" not in case
     page = _payload(await session.call_tool("list_incidents", {"filters": {"topic": "nccl"}, "limit": 5}))
     assert len(page["items"]) == 5 and page["next_cursor"] == "5" and page["total"] > 5
+    for cursor, said in (("²", "cursor is the next_cursor"), ("9" * 5000, "cursor is longer than 1000")):
+        odd = await session.call_tool("list_incidents", {"cursor": cursor})
+        assert odd.isError and said in odd.content[0].text  # type: ignore[union-attr]
     more = _payload(await session.call_tool("list_incidents", {"filters": {"topic": "nccl"}, "cursor": "5"}))
     assert not {i["id"] for i in more["items"]} & {i["id"] for i in page["items"]}
     topic = _payload(await session.call_tool("get_topic", {"name": "ecc"}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +39,26 @@ def test_the_shipped_alias_table_is_sound_and_a_bad_one_is_reported() -> None:
     assert any("'mlx5' already belongs to 'ib'" in p for p in problems)
 
 
+def test_cases_validate_reports_a_broken_alias_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The table is read as package data: point the package's files at a copy with a topic made an alias."""
+    import importlib.resources
+    import shutil
+
+    from bot.cli.main import main
+
+    shipped = importlib.resources.files("bot.library")
+    copy = tmp_path / "library"
+    shutil.copytree(str(shipped), copy, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    (copy / "topics.tsv").write_text("component\tgpu-memory\tecc\ncomponent\tecc\tx\n", encoding="utf-8")
+    real_files = importlib.resources.files
+    monkeypatch.setattr(importlib.resources, "files", lambda p: copy if p == "bot.library" else real_files(p))
+    assert main(["cases", "validate"]) == 1
+    out = capsys.readouterr().out
+    assert "bot/library/topics.tsv" in out and "is both a topic and an alias" in out
+
+
 def test_topic_lists_cases_newest_review_first_a_page_at_a_time(service: IncidentService) -> None:
     service.storage.add_review(ReviewRecord("PUB-0003", "U7", datetime(2026, 11, 30, tzinfo=UTC)))
     first = service.command("topic nccl")
@@ -62,6 +83,12 @@ def test_cases_reviewed_at_the_same_time_go_newest_case_first(service: IncidentS
     assert newest_first([older, newer], summaries, {older: same, newer: same}) == [newer, older]
     later = {older: same.replace(day=29), newer: same.replace(day=28)}  # the review decides first
     assert newest_first([older, newer], summaries, later) == [older, newer]
+
+
+@pytest.mark.parametrize("page", ["²", "٣", "9" * 5000])
+def test_a_page_that_is_not_a_plain_number_is_part_of_the_words(service: IncidentService, page: str) -> None:
+    said = service.command(f"topic nccl {page}").plain  # never a traceback
+    assert "No topic" in said
 
 
 def test_an_unknown_topic_gets_the_closest(service: IncidentService) -> None:

@@ -37,6 +37,11 @@ class TopicPage:
     pages: int
 
 
+def is_count(text: str) -> bool:
+    """A page number or cursor: ASCII digits, at most six (``²`` and ``٣`` are digits to ``str.isdigit``)."""
+    return text.isascii() and text.isdigit() and len(text) <= 6
+
+
 def newest_first(
     case_ids: Sequence[str], summaries: Mapping[str, CaseSummary], reviewed: Mapping[str, datetime]
 ) -> list[str]:
@@ -136,8 +141,9 @@ def topic_reply(
 ) -> Reply:
     """``/incident topic WORDS [page]``: a page of the topic's cases, or the closest topics."""
     words, _, last = rest.strip().rpartition(" ")
-    page = int(last) if last.isdigit() and words else 1
-    words = words if last.isdigit() and words else rest.strip()
+    numbered = is_count(last) and bool(words)
+    page = int(last) if numbered else 1
+    words = words if numbered else rest.strip()
     if not words:
         return say("topic.usage", langs)
     found = topic_page(vocabulary, words, summaries, reviewed, page)

@@ -26,11 +26,12 @@ from pydantic import AnyUrl, ValidationError
 
 from bot.app.records import match_record, runbook_record
 from bot.app.service import IncidentService
-from bot.app.topics import allowed_by, newest_first
+from bot.app.topics import allowed_by, is_count, newest_first
 from bot.library.topics import KINDS, Topic
 from bot.model.case import Case, Lang
 
 MAX_QUERY = 500
+MAX_ARGUMENT = 1000  # any argument but a log's text
 _SDK_PREFIX = "Error creating resource from template: "
 # Every tool only reads: clients may call them without asking the user first.
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
@@ -109,7 +110,11 @@ class _Server(FastMCP):
     """``FastMCP`` whose one case template answers ``.md`` URIs as Markdown (a template has one MIME type)."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[ContentBlock] | dict[str, Any]:
-        """Arguments of the wrong type are one clear line naming the argument (not pydantic's report)."""
+        """Arguments of the wrong type are one clear line naming the argument (not pydantic's report);
+        so are overlong ones (the SDK would read a 5,000-digit string as a number and fail)."""
+        for key, value in (arguments or {}).items():
+            if key != "text" and isinstance(value, str) and len(value) > MAX_ARGUMENT:
+                raise ToolError(f"{name}: {key} is longer than {MAX_ARGUMENT} characters")
         try:
             return await super().call_tool(name, arguments)
         except ToolError as exc:
@@ -186,9 +191,9 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
         allowed = filtered(filters)
         ids = list(service.library.cases) if allowed is None else sorted(allowed)
         ordered = newest_first(ids, service.library.summaries, service.reviewed_times())
-        start = int(cursor) if cursor and cursor.isdigit() else 0
-        if cursor and not cursor.isdigit():
+        if cursor and not is_count(cursor):
             raise ToolError("cursor is the next_cursor a previous call returned")
+        start = int(cursor) if cursor else 0
         page = ordered[start : start + _limit(limit)]
         following = start + len(page)
         return {
