@@ -87,6 +87,8 @@ async def test_a_node_that_failed_before_is_named_with_its_thread(
     [switched] = await click(harness, ACTION_LANG, value, channel="C2", message_ts=second["ts"], ephemeral=False)
     again = json.dumps(switched["blocks"], ensure_ascii=False)
     assert "gpu-a17: 11월 30일 이후 2번 실패" in again and link in again and "3번 실패" not in again
+    sections = [b["text"]["text"] for b in switched["blocks"] if b["type"] == "section"]
+    assert any(text.lower().startswith("실패 노드 gpu-a17") for text in sections), sections  # in Korean too
     korean_do_now = next(
         b["text"]["text"] for b in switched["blocks"] if "지금 할 일" in b.get("text", {}).get("text", "")
     )

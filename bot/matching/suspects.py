@@ -92,6 +92,7 @@ class Suspects:
             gpus=list(self.gpus),
             jobs=list(self.jobs),
             fills=self.fills(),
+            collective=self.collective,
         )
 
     def describe(self) -> str:

@@ -55,6 +55,7 @@ class SuspectInfo(BaseModel):
     gpus: list[int] = Field(default_factory=list)
     jobs: list[str] = Field(default_factory=list)
     fills: dict[str, str] = Field(default_factory=dict)
+    collective: bool = False  # the lines report a stalled collective (every rank prints one)
 
 
 class MatchResult(BaseModel):

@@ -92,6 +92,7 @@ class ButtonPayload:
     fills: tuple[tuple[str, str], ...] = ()
     share: bool = False  # the message also offered "Share in channel" (kept when replaced in place)
     lines: tuple[str, ...] = ()  # the paste's lines a confirmation stores, redacted (bot.matching.examples)
+    reported: bool = False  # the suspects only reported the failure (a stalled collective)
 
 
 def _dump(data: Mapping[str, Any]) -> str:
@@ -209,6 +210,8 @@ def match_buttons(
         full["f"] = {_inert(k, _FILL_CHARS): _inert(v, _FILL_CHARS) for k, v in fills}
     if share:
         full["h"] = 1
+    if suspects is not None and not suspects.failed:
+        full["k"] = 1
     if carried:
         full["x"] = carried
     switch = _fit(full, ["x", "f", "u", "e", "a", "o"])
@@ -278,7 +281,7 @@ def _lines(raw: object) -> tuple[str, ...]:
     return tuple(_need(_plain(_str(line, LINE_CHARS))) for line in raw)
 
 
-_KEYS = frozenset({"v", "c", "l", "r", "t", "s", "o", "a", "e", "u", "f", "h", "x"})
+_KEYS = frozenset({"v", "c", "l", "r", "t", "s", "o", "a", "e", "u", "f", "h", "x", "k"})
 
 
 def parse_value(value: object) -> ButtonPayload | None:
@@ -306,6 +309,9 @@ def parse_value(value: object) -> ButtonPayload | None:
         share = data.get("h", 0)
         if share not in (0, 1) or isinstance(share, bool):
             return None
+        reported = data.get("k", 0)
+        if reported not in (0, 1) or isinstance(reported, bool):
+            return None
         return ButtonPayload(
             case_id=_need(_str(data.get("c"), _CASE_ID_CHARS)),
             langs=langs,
@@ -319,9 +325,14 @@ def parse_value(value: object) -> ButtonPayload | None:
             fills=_fills(data["f"]) if "f" in data else (),
             share=share == 1,
             lines=_lines(data["x"]) if "x" in data else (),
+            reported=reported == 1,
         )
     except (_Invalid, ValueError, TypeError, RecursionError):
         return None
+
+
+def _count(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
 
 
 def rebuild_result(payload: ButtonPayload, cases: Mapping[str, Case]) -> MatchResult | None:
@@ -346,7 +357,21 @@ def rebuild_result(payload: ButtonPayload, cases: Mapping[str, Case]) -> MatchRe
     runners = [match(cases[r.case_id], r.tier, r.score, []) for r in payload.runners if r.case_id in cases]
     suspects = None
     if payload.suspects or payload.fills:
-        suspects = SuspectInfo(failed=True, summary=payload.suspects or "", fills=dict(payload.fills))
+        # The details the suspects line shows in either language, from the values the commands were filled
+        # with (the summary alone is English).
+        fills = dict(payload.fills)
+        rank, gpu = (_count(fills.get(key, "")) for key in ("rank", "gpu"))
+        suspects = SuspectInfo(
+            failed=not payload.reported,
+            summary=payload.suspects or "",
+            fills=fills,
+            hosts={host: 1 for host in fills.get("node", "").split(",") if host},
+            ranks=[rank] if rank is not None else [],
+            pci=[fills["pci"]] if "pci" in fills else [],
+            gpus=[gpu] if gpu is not None else [],
+            jobs=[fills["job"]] if "job" in fills else [],
+            collective=payload.reported,
+        )
     named = [cid for cid in payload.named if cid in cases]
     return MatchResult(matches=[best, *runners], reply=True, reply_case_ids=[best.case_id, *named], suspects=suspects)
 

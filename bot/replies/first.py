@@ -146,12 +146,16 @@ def suspects_text(info: SuspectInfo, lang: Lang) -> str:
         bits.append(label("suspects.failed" if info.failed else "suspects.reported", lang).format(hosts=hosts))
     if info.ranks:
         bits.append("rank " + ", ".join(str(r) for r in info.ranks[:4]))
+    elif info.local_ranks:
+        bits.append("local rank " + ", ".join(str(r) for r in info.local_ranks[:4]))
     if info.pci:
         bits.append("GPU PCI " + ", ".join(info.pci[:3]))
     elif info.gpus:
         bits.append("GPU " + ", ".join(str(g) for g in info.gpus[:4]))
     if info.jobs:
         bits.append(label("suspects.job", lang).format(job=", ".join(info.jobs[:2])))
+    if info.collective and not info.failed:
+        bits.append(label("suspects.collective", lang))
     return " · ".join(bits) if bits else info.summary
 
 

@@ -139,6 +139,10 @@ LABELS.update(
         "suspects.failed": {"en": "Failed on {hosts}", "ko": "실패 노드 {hosts}"},
         "suspects.reported": {"en": "Reported by {hosts}", "ko": "보고한 노드 {hosts}"},
         "suspects.job": {"en": "job {job}", "ko": "작업 {job}"},
+        "suspects.collective": {
+            "en": "every rank reports a stalled collective; the failing one may have printed nothing",
+            "ko": "모든 rank 가 멈춘 collective 를 보고한다. 실패한 rank 는 아무것도 남기지 않았을 수 있다",
+        },
         "details": {"en": "Details", "ko": "자세히"},
         "runbook": {"en": "Next time: what to do", "ko": "다음에 할 일"},
         "remediation.then": {"en": "What was done then", "ko": "당시 조치"},
