@@ -60,6 +60,10 @@ def shapes() -> dict[str, str]:
         "many signatures on many lines": "".join(line + "\n" for line in mixed * (MB2 // 420)),
         "a short common word per line": "oom\n" * (MB2 // 4),
         "nothing but newlines": "\n" * MB2,
+        "thousands of failing hosts": "".join(
+            f"gpu-node-{n:05d}: [rank{n}]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+            for n in range(MB2 // 90)
+        ),
     }
 
 

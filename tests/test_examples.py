@@ -493,3 +493,24 @@ async def test_a_member_of_a_reviewer_group_weighs_like_a_listed_reviewer(
         await h.wait_for(lambda: service.match(PARAPHRASE).reply, within=15)
         best = service.match(PARAPHRASE).best
         assert best is not None and best.tier.value == "strong"
+
+
+def test_a_paste_naming_thousands_of_hosts_is_redacted_fast() -> None:
+    """Two thousand failing hosts in one 2 MiB paste: the lines a confirmation keeps are redacted in well
+    under a second (one pattern per line, of the names that line holds; it was 8 s, past the deadline)."""
+    import time
+
+    from bot.library.case_store import load_library
+    from bot.matching.examples import lines_to_keep
+    from bot.matching.matcher import Matcher
+
+    library = load_library(Path(__file__).resolve().parent.parent / "cases")
+    matcher = Matcher(library.cases, library.signatures, sets=library.sets)
+    line = "gpu-node-{n:05d}: [rank{n}]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+    paste = "".join(line.format(n=n) for n in range(22_000))[: 2 << 20]
+    result = matcher.match(paste)
+    assert result.suspects is not None and len(result.suspects.hosts) >= 1000
+    started = time.perf_counter()
+    kept = lines_to_keep(result, ORDINARY)
+    assert time.perf_counter() - started < 1.0
+    assert kept and all("gpu-node-" not in line for line in kept)

@@ -137,6 +137,9 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+_MAX_HOSTS = 64  # host names replaced in one line (a line naming more is cut at MAX_LINE_CHARS anyway)
+
+
 def looks_like_error(line: str) -> bool:
     """Whether ``line`` reads like an error (not a progress or start-up line)."""
     return _ERRORISH.search(line) is not None
@@ -159,13 +162,16 @@ def redact(line: str, hosts: Iterable[str] = ()) -> str:
     """``line`` with credentials, e-mail addresses, IP addresses and host names replaced by placeholders:
     ``hosts`` (the paste's suspects), the hosts the line itself names in a host position (``hosts_in``)
     and any fully qualified name with a real top-level domain."""
-    names = {h for h in [*hosts, *hosts_in([line])] if len(h) >= 2}
+    lower = line.lower()
+    # Only the names this line contains (a paste may name thousands of hosts), as one alternation.
+    names = {h for h in [*hosts, *hosts_in([line])] if len(h) >= 2 and h.lower() in lower}
     text = line
     for pattern, replacement in _REDACTIONS:
         text = pattern.sub(replacement, text)
     text = _FQDN.sub(_fqdn, text)
-    for host in sorted(names, key=len, reverse=True):
-        text = re.sub(rf"(?<![A-Za-z0-9-]){re.escape(host)}(?![A-Za-z0-9-])", "<host>", text, flags=re.IGNORECASE)
+    if names:
+        either = "|".join(re.escape(host) for host in sorted(names, key=len, reverse=True)[:_MAX_HOSTS])
+        text = re.sub(rf"(?<![A-Za-z0-9-])(?:{either})(?![A-Za-z0-9-])", "<host>", text, flags=re.IGNORECASE)
     return text
 
 
