@@ -98,6 +98,7 @@ def test_an_oversized_regex_is_rejected_fast_and_nothing_crashes(tmp_path: Path)
     [
         (30, r"zq{n:04d}xv\p{{Greek}}{{150}}", "too large for the matcher"),  # each under RE2's own limit
         (33, r"zq{n:04d}xv bus error", "over the limit of 32 per case"),
+        (20, r"Q{n:04d}X01\pL{{8}}", "too large for the matcher"),  # \pL is 1,200 RE2 instructions, not 64
     ],
 )
 def test_one_case_file_cannot_make_the_matcher_huge(tmp_path: Path, count: int, pattern: str, said: str) -> None:
