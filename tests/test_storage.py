@@ -97,6 +97,16 @@ def test_a_postgres_scheme_url_opens_postgresql() -> None:
         store.close()
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["postgresql://u:pw@127.0.0.1:notaport/test", "postgresql://u:pw@[::1/test"],
+)
+def test_a_malformed_url_is_one_line_without_the_password(url: str) -> None:
+    with pytest.raises(StorageMisconfigured) as raised:
+        open_storage(url)
+    assert str(raised.value) == "DATABASE_URL is not a valid database URL"
+
+
 def test_unknown_scheme_is_refused() -> None:
     with pytest.raises(StorageMisconfigured, match="DATABASE_URL must start with sqlite"):
         open_storage("mysql://x")

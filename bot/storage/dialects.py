@@ -51,7 +51,8 @@ def make_engine(url: str, busy_timeout: float = 10.0, connect_timeout: int = 10)
     target = engine_url(url)
     try:
         parsed = make_url(target)
-    except ArgumentError:
+        parsed.port  # noqa: B018 - a port that is not a number raises here, not at the first connection
+    except (ArgumentError, ValueError):
         raise StorageMisconfigured("DATABASE_URL is not a valid database URL") from None
     if parsed.get_backend_name() == "sqlite":
         memory = parsed.database in (None, "", ":memory:")
@@ -150,8 +151,9 @@ def where_of(url: str) -> str:
     """host:port/database (or the SQLite path) of ``url``, for messages: never the password."""
     try:
         parsed = make_url(engine_url(url))
-    except ArgumentError:
+        port = parsed.port
+    except (ArgumentError, ValueError):
         return "the DATABASE_URL"
     if parsed.get_backend_name() == "sqlite":
         return parsed.database or ":memory:"
-    return f"{parsed.host or 'localhost'}:{parsed.port or 5432}/{parsed.database or ''}"
+    return f"{parsed.host or 'localhost'}:{port or 5432}/{parsed.database or ''}"
