@@ -195,6 +195,29 @@ async def test_a_signed_but_malformed_body_gets_400(h: SlackHarness) -> None:
         assert response.status_code == 400
 
 
+@pytest.mark.parametrize(
+    "event",
+    [
+        "a string",
+        {"type": "message", "channel": 5, "user": ["U1"], "ts": "1.1", "text": "x"},
+        {"type": "app_home_opened", "user": 5, "tab": "home"},
+        {"no": "type"},
+    ],
+    ids=["event-not-an-object", "message-fields-not-strings", "home-user-not-a-string", "no-type"],
+)
+async def test_a_signed_event_of_the_wrong_shape_gets_400_not_500(
+    h: SlackHarness, event: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert h.http is not None
+    body = json.dumps({"type": "event_callback", "event_id": "Ev1", "team_id": "T1", "event": event})
+    response = await h.http.post(
+        "/slack/events", content=body.encode(), headers={"Content-Type": "application/json", **sign(body)}
+    )
+    await h.settle()
+    assert response.status_code == 400
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
 async def test_accepted_requests_log_no_paste_above_debug(h: SlackHarness, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
     secret_line = f"{ECC} token=xoxb-should-never-be-logged PASTE-MARKER-42"

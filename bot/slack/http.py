@@ -91,12 +91,33 @@ def _parses(body: bytes, content_type: str) -> bool:
     try:
         text = body.decode("utf-8")
         if content_type.startswith("application/json"):
-            return isinstance(json.loads(text), dict)
+            data = json.loads(text)
+            return isinstance(data, dict) and _event_shaped(data)
         form = parse_qs(text, keep_blank_values=True, max_num_fields=200)
         payload = form.get("payload")
         return payload is None or _shaped(json.loads(payload[0]))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return False
+
+
+# The events the app listens to, and the fields its listeners read as strings.
+_EVENT_STRINGS = {
+    "message": ("channel", "user", "ts", "text", "thread_ts", "channel_type", "subtype"),
+    "app_mention": ("channel", "user", "ts", "text", "thread_ts"),
+    "app_home_opened": ("user", "tab"),
+}
+
+
+def _event_shaped(data: dict[str, object]) -> bool:
+    """An event callback Bolt can route: its ``event`` an object with a string ``type``, and the fields the
+    listeners read strings where present (Bolt and the listeners would raise on anything else)."""
+    if data.get("type") != "event_callback":
+        return True
+    event = data.get("event")
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        return False
+    fields = _EVENT_STRINGS.get(event["type"], ())
+    return all(isinstance(event[name], str) for name in fields if name in event and event[name] is not None)
 
 
 def _shaped(payload: object) -> bool:
