@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
+import aiohttp
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -63,6 +64,9 @@ class LocaleCache:
             response = await client.users_info(user=user_id, include_locale=True)
         except SlackApiError as error:
             log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
+            return None
+        except (aiohttp.ClientError, TimeoutError, OSError) as error:  # Slack unreachable: answer in English
+            log.warning("users.info failed for %s: %s", user_id, type(error).__name__)
             return None
         user: dict[str, Any] = response.get("user") or {}
         locale = user.get("locale")

@@ -349,3 +349,18 @@ def test_a_run_without_postgresql_says_so_at_the_end(env: dict[str, str], tmp_pa
     assert done.returncode == 0, done.stdout[-2000:]
     last = done.stdout.strip().splitlines()[-2:]
     assert "PostgreSQL tests did NOT run" in last[0] and "TEST_DATABASE_URL=" in last[1]
+
+
+async def test_the_language_lookup_survives_slack_being_unreachable() -> None:
+    """users.info cannot connect (Slack down, a proxy refusing): the answer goes on in English, no traceback."""
+    import socket
+
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from handlers.common import LocaleCache
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = AsyncWebClient(token="xoxb-test", base_url=f"http://127.0.0.1:{port}/api/", timeout=2)
+    assert await LocaleCache().get(client, "U1") is None
