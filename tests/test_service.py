@@ -109,4 +109,9 @@ def test_a_case_that_leaves_the_library_takes_its_examples_with_it(tmp_path: Pat
     service.reload(load_library(smaller))
     after = service.match(line)
     assert all(match.case_id != "PUB-0009" for match in after.matches)
-    assert not service.refresh_examples()  # nothing stored changed: the reload already dropped them
+    assert service.refresh_examples()  # read again after a reload…
+    assert all(match.case_id != "PUB-0009" for match in service.match(line).matches)  # …still none for it
+    service.reload(LIBRARY)  # the case comes back, and its examples with it
+    service.refresh_examples()
+    back = service.match(line)
+    assert back.best is not None and back.best.case_id == "PUB-0009"

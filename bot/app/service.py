@@ -137,6 +137,9 @@ class IncidentService:
         with self._swap:
             previous = self._state.matcher
             self._state = replace(state, matcher=state.matcher.with_examples(previous.examples))
+            # The carried lines lost those of cases that left; the next refresh reads them all again (a
+            # case that comes back gets its examples back).
+            self._examples_seen = None
 
     def refresh_examples(self, *, force: bool = False) -> bool:
         """Rebuild the matcher's confirmed-example index when the stored examples changed (one cheap query
