@@ -28,6 +28,8 @@ MAX_CHARS = 2000
 STEPS_SHOWN = 3
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9._:,@%+=/-]{1,200}$")
 _PLACEHOLDER = re.compile(r"\{(node|pci|gpu|rank|job)\}")
+# Where Slurm takes a comma list of hosts; anywhere else {node} is filled with the first failing host.
+_HOST_LIST = re.compile(r"(?:nodename=|NodeName=|nodes=|--nodelist[= ]|--exclude[= ]|-w ?|-x ?)$")
 _TIER_MARK = {"exact": "🔴", "strong": "🟠", "weak": "⚪"}
 _DRAIN = re.compile(r"state=drain|kubectl (?:drain|cordon)\b")  # Slurm, Kubernetes
 _SENTENCE = re.compile(r"(?<=[.!?。다])\s+")
@@ -48,12 +50,16 @@ class Line:
 
 def fill_command(template: str, values: dict[str, str]) -> str:
     """``template`` with each known placeholder filled from ``values`` when the value is made of safe
-    characters, shell-quoted; any other placeholder stays as written."""
+    characters, shell-quoted; any other placeholder stays as written. Several failing hosts fill ``{node}``
+    as a comma list only where Slurm takes one (``nodename=``, ``-w``, ``--exclude``); ``ssh {node}`` and
+    the like get the first host."""
 
     def value(found: re.Match[str]) -> str:
         filled = values.get(found.group(1))
         if filled is None or not _SAFE_VALUE.match(filled):
             return found.group(0)
+        if found.group(1) == "node" and "," in filled and not _HOST_LIST.search(template[: found.start()]):
+            filled = filled.split(",", 1)[0]  # ssh, kubectl and the like take one host: the first
         return shlex.quote(filled)
 
     return _PLACEHOLDER.sub(value, template)
