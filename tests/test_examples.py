@@ -21,7 +21,7 @@ from bot.app.service import IncidentService
 from bot.cli.main import main
 from bot.library.case_store import CaseLibrary
 from bot.library.ordinary import ordinary_text
-from bot.matching.examples import Confirmed, Ordinary, example_lines, redact, refusal, resembles
+from bot.matching.examples import Confirmed, Ordinary, example_lines, looks_like_error, redact, refusal, resembles
 from bot.model.case import Strength
 from bot.replies.buttons import ACTION_HELPFUL, ACTION_KEEP, ACTION_NOT_THIS, ACTION_OTHERS, ACTION_PICK
 from bot.storage import Storage, open_storage
@@ -514,3 +514,21 @@ def test_a_paste_naming_thousands_of_hosts_is_redacted_fast() -> None:
     kept = lines_to_keep(result, ORDINARY)
     assert time.perf_counter() - started < 1.0
     assert kept and all("gpu-node-" not in line for line in kept)
+
+
+def test_an_ordinary_line_with_two_words_added_is_still_refused() -> None:
+    """The screen uses the matcher's own near-copy rule: a chat line with two made-up words added would
+    otherwise be stored, and the plain chat line then answered through it."""
+    chat, _ = ordinary_text()
+    errorish = [line for line in chat.splitlines() if looks_like_error(line) and len(line) >= 30]
+    assert errorish
+    refused = 0
+    for line in errorish:
+        padded = f"{line} on gpu-pool mlx5_bond"
+        if refusal(padded, ORDINARY) is not None:
+            refused += 1
+            assert example_lines([Confirmed("IL-0414", padded, u) for u in ("U1", "U2")], ORDINARY) == []
+        else:  # kept only when the plain line could never be answered through it
+            assert not resembles(line, padded), padded
+    assert refused >= len(errorish) // 2
+    assert refusal("killed my notebook kernel by accident lol on gpu-pool mlx5_bond", ORDINARY) is not None

@@ -214,8 +214,14 @@ class Ordinary:
         return self if common == self.common else replace(self, common=common)
 
     def near(self, line: str) -> bool:
-        found = process.extractOne(mask(line), self.lines, scorer=fuzz.ratio, score_cutoff=ORDINARY_SIMILARITY)
-        return found is not None
+        """Whether ``line`` is close to ordinary text: alike as a whole, or alike the way the matcher's text
+        stage takes a paste for a near-copy (:func:`resembles`: partial, covering most of it), so that
+        no ordinary line could ever be answered through it."""
+        masked = mask(line)
+        if process.extractOne(masked, self.lines, scorer=fuzz.ratio, score_cutoff=ORDINARY_SIMILARITY):
+            return True
+        alike = process.extract(masked, self.lines, scorer=fuzz.partial_ratio, score_cutoff=NEAR_SIMILARITY, limit=None)
+        return any(min(len(found), len(masked)) / len(masked) >= NEAR_COVERAGE for found, _, _ in alike)
 
     def specific(self, line: str) -> list[str]:
         """What ``line`` names beyond the generic vocabulary: its other words, and its Xid codes (the code
