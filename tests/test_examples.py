@@ -292,6 +292,11 @@ def test_redaction_removes_credentials_addresses_and_hosts() -> None:
         ("401: Authorization: Basic dXNlcjpwYXNz rejected", ["dXNlcjpwYXNz"]),
         ("request failed: authorization=Digest abc123def456", ["abc123def456"]),
         ("launch failed: train.py --hf-token hf_abc --wandb-api-key 12345 --lr 3e-4", ["hf_abc", "12345"]),
+        ("connect failed: redis://:Sup3rS3cret@cache-1:6379", ["Sup3rS3cret"]),
+        ("psql failed: PGPASSWORD=Sup3rS3cret MYSQL_PWD=s3cr3t", ["Sup3rS3cret", "s3cr3t"]),
+        ("alert failed: POST https://hooks.slack.com/services/T0001/B0002/abcdefXYZ123 500", ["abcdefXYZ123"]),
+        ("push failed: token glpat-ABCDEFGHIJKLMNOPQRST12 rejected", ["glpat-ABCDEF"]),
+        ("GET ?X-Amz-Date=2026&X-Amz-Signature=deadbeef0123cafe failed 403", ["deadbeef0123cafe"]),
     ],
 )
 def test_redaction_finds_secrets_behind_prefixes_quotes_and_schemes(line: str, secrets: list[str]) -> None:
@@ -309,10 +314,16 @@ def test_redaction_finds_secrets_behind_prefixes_quotes_and_schemes(line: str, s
         "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED",
         "max_tokens=2048 exceeded while the tokenizer failed: Unauthorized: token expired",
         "failed to read config.h.in, model.ckpt.pt and libnccl-net.so.2",
+        "AttributeError: module numpy has no attribute np.int (self.io failed, os.path, config.yaml)",
     ],
 )
 def test_redaction_leaves_code_names_and_files_alone(line: str) -> None:
     assert redact(line) == line
+
+
+def test_two_label_host_names_under_host_suffixes_are_redacted() -> None:
+    clean = redact("connect failed: mlflow.internal:5000, nfs01.local and acme-corp.com")
+    assert clean == "connect failed: <host>:5000, <host> and <host>"
 
 
 @pytest.mark.parametrize(

@@ -71,7 +71,7 @@ _PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
 # Key names whose values are redacted (a pattern, not a password), with any prefix and suffix joined by
 # ``_ . -``: DB_PASSWORD, WANDB_API_KEY, aws_secret_access_key, hf-token; not "tokenizer" or "Unauthorized".
 _NAMES = r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth)"
-_SENSITIVE_KEY = rf"(?:[\w.-]{{0,40}}?[_.-])?{_NAMES}(?:[_.-][\w-]{{0,20}})?"
+_SENSITIVE_KEY = rf"(?:[\w.-]{{0,40}}?[_.-]|pg|mysql|mongo|redis)?{_NAMES}(?:[_.-][\w-]{{0,20}})?"
 # The public suffixes a fully qualified host name ends in: the common generic and internal ones and the
 # country codes, except those that are also file extensions in logs (.py .sh .so .rs .md .cc .pl .pm .in
 # .am .ac .pt .tf .cu .cl .mo .nc .mm .mk .ps .ml): ``torch.cuda.OutOfMemoryError`` or ``config.h.in``
@@ -90,14 +90,20 @@ _TLDS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
 _FQDN = re.compile(
-    r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){2,}([a-z]{2,24})(?![\w-]|\.[a-z0-9]|\()",
+    r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){1,}([a-z]{2,24})(?![\w-]|\.[a-z0-9]|\()",
     re.IGNORECASE,
 )
 
 # What is redacted before a line is stored or put in a button value, in this order.
 _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     # Credentials in URLs: scheme://user:password@host
-    (re.compile(r"\b([a-z][a-z0-9+.-]{1,20}://)[^\s/:@]{1,200}:[^\s/@]{1,200}@"), r"\1<user>:<redacted>@"),
+    (re.compile(r"\b([a-z][a-z0-9+.-]{1,20}://)[^\s/:@]{0,200}:[^\s/@]{1,200}@"), r"\1<user>:<redacted>@"),
+    # Slack webhook and workflow URLs (the path is the secret), presigned S3 and GCS URLs' signatures
+    (re.compile(r"(hooks\.slack\.com/)(?:services|workflows|triggers)/[^\s\"'<>]{1,300}"), r"\1<redacted>"),
+    (
+        re.compile(r"\b(X-(?:Amz|Goog)-(?:Signature|Credential|Security-Token)=)[^&\s\"']{1,3000}", re.IGNORECASE),
+        r"\1<redacted>",
+    ),
     # An Authorization header, whatever its scheme (Basic, Bearer, Digest, a bare key)
     (
         re.compile(
@@ -127,7 +133,7 @@ _REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
             r"\b(?:xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|gh[pousr]_[A-Za-z0-9]{20,}"
-            r"|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{20,}"
+            r"|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{20,}|glpat-[A-Za-z0-9_-]{20,}"
             r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
         ),
         "<redacted>",
@@ -145,8 +151,17 @@ def looks_like_error(line: str) -> bool:
     return _ERRORISH.search(line) is not None
 
 
+# A two-label name (``mlflow.internal``, ``acme-corp.com``) is a host only under these suffixes: with the
+# others it is as often code (``np.int``, ``self.io``).
+_TWO_LABEL_TLDS = frozenset(
+    ["com", "net", "org", "edu", "gov", "internal", "local", "lan", "corp", "home", "intra", "cluster"]
+)
+
+
 def _fqdn(found: re.Match[str]) -> str:
-    return "<host>" if found.group(1).lower() in _TLDS else found.group(0)
+    tld = found.group(1).lower()
+    two_labels = found.group(0).count(".") == 1
+    return "<host>" if tld in (_TWO_LABEL_TLDS if two_labels else _TLDS) else found.group(0)
 
 
 def hosts_in(lines: Iterable[str]) -> set[str]:
