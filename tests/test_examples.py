@@ -321,6 +321,19 @@ def test_redaction_leaves_code_names_and_files_alone(line: str) -> None:
     assert redact(line) == line
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "psycopg2.OperationalError: could not connect to server",
+        "nvme0n1: I/O error, dev nvme0n1, sector 123456 op 0x1:(WRITE)",
+        "ib0: Link is Down on port 1",
+        "mlx5_0: Port module event: module 0, Cable unplugged",
+    ],
+)
+def test_devices_and_python_names_at_the_start_of_a_line_are_not_hosts(line: str) -> None:
+    assert "<host>" not in redact(line)
+
+
 def test_two_label_host_names_under_host_suffixes_are_redacted() -> None:
     clean = redact("connect failed: mlflow.internal:5000, nfs01.local and acme-corp.com")
     assert clean == "connect failed: <host>:5000, <host> and <host>"

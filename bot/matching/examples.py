@@ -164,12 +164,22 @@ def _fqdn(found: re.Match[str]) -> str:
     return "<host>" if tld in (_TWO_LABEL_TLDS if two_labels else _TLDS) else found.group(0)
 
 
+# Line prefixes that read like a pdsh host but are a device or a Python name: ``nvme0n1:``, ``ib0:``,
+# ``mlx5_0:``, ``psycopg2.OperationalError:``.
+_NOT_A_HOST = re.compile(
+    r"^(?:nvme\d+(?:n\d+)?(?:p\d+)?|sd[a-z]{1,2}\d*|hd[a-z]\d*|ib\d+|eth\d+|en[ops]\w+|mlx\d_\d+|bond\d+"
+    r"|md\d+|dm-\d+|loop\d+|[\w.]*\.[A-Z]\w*)$"
+)
+
+
 def hosts_in(lines: Iterable[str]) -> set[str]:
     """The host names ``lines`` show where logs name a host (a syslog line's host, an NCCL or pdsh
     prefix, ``[host]:``, srun's task and node-failure lines): the suspects extraction, line by line."""
     found: set[str] = set()
     for line in lines:
-        found.update(host for host, _ in extract_suspects([line], [0], failed=True).hosts)
+        found.update(
+            host for host, _ in extract_suspects([line], [0], failed=True).hosts if not _NOT_A_HOST.match(host)
+        )
     return found
 
 
