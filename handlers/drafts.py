@@ -49,10 +49,13 @@ def register(app: AsyncApp, services: Services) -> None:
         container = _dict(body.get("container"))
         message = _dict(body.get("message"))
         thread = str(container.get("thread_ts") or message.get("thread_ts") or "")
+        # The paste's own message: the thread parent the answer replied under (a private answer outside a
+        # thread has no message to link).
+        source = thread or ("" if click.ephemeral else click.message_ts)
         permalink = ""
-        if click.channel_id and click.message_ts and not click.ephemeral:
+        if click.channel_id and source:
             try:
-                found = await client.chat_getPermalink(channel=click.channel_id, message_ts=click.message_ts)
+                found = await client.chat_getPermalink(channel=click.channel_id, message_ts=source)
                 permalink = str(found.get("permalink") or "")
             except SlackApiError as exc:
                 log.warning("chat.getPermalink failed: %s", exc.response.get("error"))

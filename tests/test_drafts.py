@@ -74,14 +74,17 @@ async def no_match_answer(h: SlackHarness, text: str = UNKNOWN, user: str = "U1"
     return body
 
 
-async def open_form(h: SlackHarness, answer: dict[str, Any], user: str = "U1") -> dict[str, Any]:
-    """Click "Start a case draft"; the form as views.update left it."""
+async def open_form(h: SlackHarness, answer: dict[str, Any], user: str = "U1", thread: str = "") -> dict[str, Any]:
+    """Click "Start a case draft" (on an answer in ``thread``, when given); the form as views.update left it."""
     value = buttons(answer["blocks"])[ACTION_DRAFT]
     before = len(h.fake.calls("views.update"))
+    container = {"type": "message", "message_ts": "1.2", "channel_id": "C1", "is_ephemeral": True}
+    if thread:
+        container["thread_ts"] = thread
     payload = {
         "type": "block_actions",
         "user": {"id": user, "username": "someone", "team_id": "T1"},
-        "container": {"type": "message", "message_ts": "1.2", "channel_id": "C1", "is_ephemeral": True},
+        "container": container,
         "trigger_id": "13345224609.738474920.8088930838d88f008e0",
         "channel": {"id": "C1", "name": "gpu-incidents"},
         "actions": [{"action_id": ACTION_DRAFT, "block_id": "b1", "value": value, "type": "button"}],
@@ -223,6 +226,15 @@ async def test_not_this_case_offers_a_draft_of_the_paste(loop: tuple[SlackHarnes
     assert ack == {}
     [draft] = h.service.storage.list_drafts()
     assert draft.author == "U1" and draft.fields["signatures"] == fields["signatures"]
+    assert draft.permalink == ""  # a private answer outside a thread has no message to link
+
+
+async def test_a_draft_started_in_a_thread_links_the_paste(loop: tuple[SlackHarness, Clock, Path]) -> None:
+    h, _, _ = loop
+    view = await open_form(h, await no_match_answer(h), thread="1796125528.000100")
+    assert await submit(h, view, FORM) == {}
+    [draft] = h.service.storage.list_drafts()
+    assert draft.permalink == "https://test.slack.com/archives/C1/p1796125528000100"  # the paste, not the answer
 
 
 async def test_a_signature_with_markup_is_refused_or_kept_inert(loop: tuple[SlackHarness, Clock, Path]) -> None:
@@ -347,6 +359,17 @@ def test_cli_drafts_export_and_review(tmp_path: Path, monkeypatch: pytest.Monkey
     assert main(["cases", "review", "PUB-0009", "--by", "Jiwoo"]) == 1  # not in the library: refused
     assert main(["cases", "review", "LOC-0001", "--by", "Jiwoo", "--note", "ok"]) == 0
     assert "LOC-0001 reviewed by Jiwoo" in capsys.readouterr().out
+    assert main(["cases", "review", "LOC-0001", "--by", "  "]) == 1
+    assert "needs the reviewer's name" in capsys.readouterr().out
+    # Once a digest carried it, a further review says so rather than promise the next digest.
+    service = build_service(load_settings({}))
+    now = service.now()
+    assert service.storage.claim_digest("2026-11-30T09:00+09:00", "t", now, 600) is not None
+    service.storage.record_digest_cases("2026-11-30T09:00+09:00", "t", ("LOC-0001",))
+    service.storage.close()
+    assert main(["cases", "review", "LOC-0001", "--by", "Mina"]) == 0
+    said = capsys.readouterr().out
+    assert "already in an earlier digest" in said and "next weekly digest" not in said
     # A case that fails validation is refused with the reason: a GPU reset without a drain.
     unsafe = json.loads((cases / "IL-0427.json").read_text(encoding="utf-8"))
     unsafe["runbook"].append({"stage": "fix", "text": {"en": "Reset.", "ko": "리셋한다."}, "command": "nvidia-smi -r"})
@@ -365,7 +388,7 @@ def test_cli_drafts_export_and_review(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "Rewritten upstream." in (cases / "LOC-0001.json").read_text(encoding="utf-8")
     capsys.readouterr()
     service = build_service(load_settings({}))
-    assert service.latest_reviews()["LOC-0001"].reviewer == "Jiwoo"
+    assert service.latest_reviews()["LOC-0001"].reviewer == "Mina"
     service.storage.close()
 
 

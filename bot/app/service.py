@@ -358,11 +358,14 @@ class IncidentService:
             if not raw_id:
                 return say("review.usage", langs)
             return unknown_id_reply(raw_id, self.suggest_ids(raw_id), langs)
+        if not reviewer.strip():
+            return say("review.no_reviewer", langs)
         path = self.library.paths.get(case.id)
         record, problems = self.drafts.review(case, Path(path) if path else None, reviewer, note, self.now())
         if record is None:
             return say("review.refused", langs, id=case.id, reason=str(problems[0])[:300])
-        return say("review.saved", langs, id=case.id, who=record.reviewer, when=f"{record.reviewed_at:%Y-%m-%d}")
+        key = "review.saved.digested" if case.id in self.storage.digested_case_ids() else "review.saved"
+        return say(key, langs, id=case.id, who=record.reviewer, when=f"{record.reviewed_at:%Y-%m-%d}")
 
     def vocabulary(self) -> Vocabulary:
         """The library's topics (built once per library version)."""

@@ -91,6 +91,14 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "en": "{id} was not marked reviewed: it fails validation ({reason}).",
         "ko": "{id} 는 검증을 통과하지 못해 검토로 기록하지 않았습니다({reason}).",
     },
+    "review.no_reviewer": {
+        "en": "A review needs the reviewer's name (--by NAME).",
+        "ko": "검토에는 검토자 이름이 필요합니다(--by 이름).",
+    },
+    "review.saved.digested": {
+        "en": "{id} reviewed by {who} on {when}. It was already in an earlier digest, which names each case once.",
+        "ko": "{id} 를 {who} 가 {when} 에 검토했습니다. 이미 지난 주간 요약에 실렸습니다(사례마다 한 번만 실립니다).",
+    },
     "review.saved": {
         "en": "{id} reviewed by {who} on {when}: the next weekly digest will carry it.",
         "ko": "{id} 를 {who} 가 {when} 에 검토했습니다. 다음 주간 요약에 실립니다.",
