@@ -178,6 +178,12 @@ def test_several_failing_hosts_fill_a_list_only_where_slurm_takes_one() -> None:
         == "sbatch --exclude=dgx-040,dgx-041,dgx-047 job.sbatch"
     )
     assert fill_command("squeue -w {node} -h", hosts) == "squeue -w dgx-040,dgx-041,dgx-047 -h"
+    # A step that acts on one node gets the first; the others stay drained. A GPU may be any host's.
+    assert fill_command("scontrol update nodename={node} state=resume", hosts).endswith("=dgx-040 state=resume")
+    assert fill_command("srun -w {node} -N1 -n1 sh -c 'ulimit -l'", hosts).startswith("srun -w dgx-040 -N1")
+    assert fill_command("scontrol reboot ASAP nextstate=DOWN {node}", hosts).endswith(" dgx-040")
+    with_gpu = {**hosts, "gpu": "3", "pci": "0000:3b:00.0"}
+    assert fill_command("ssh {node} nvidia-smi -r -i {gpu}", with_gpu) == "ssh dgx-040 nvidia-smi -r -i {gpu}"
 
 
 def test_filled_values_are_shell_quoted_and_unsafe_ones_left_as_placeholders() -> None:

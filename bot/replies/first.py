@@ -28,8 +28,20 @@ MAX_CHARS = 2000
 STEPS_SHOWN = 3
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9._:,@%+=/-]{1,200}$")
 _PLACEHOLDER = re.compile(r"\{(node|pci|gpu|rank|job)\}")
-# Where Slurm takes a comma list of hosts; anywhere else {node} is filled with the first failing host.
-_HOST_LIST = re.compile(r"(?:nodename=|NodeName=|nodes=|--nodelist[= ]|--exclude[= ]|-w ?|-x ?)$")
+# Where several failing hosts fill {node} as a list: keeping them all out (a drain, an exclude) and
+# checking that their jobs have left (squeue -w). Every other step acts on one node, the first.
+_EXCLUDE = re.compile(r"(?:--exclude[= ]|\s-x ?)$")
+
+
+def _keeps_list(template: str, at: int) -> bool:
+    before = template[:at]
+    if _EXCLUDE.search(before):
+        return True
+    if before.endswith("nodename=") and "state=drain" in template:
+        return True
+    return template.lstrip().startswith("squeue") and before.endswith(("-w ", "-w"))
+
+
 _TIER_MARK = {"exact": "🔴", "strong": "🟠", "weak": "⚪"}
 _DRAIN = re.compile(r"state=drain|kubectl (?:drain|cordon)\b")  # Slurm, Kubernetes
 _SENTENCE = re.compile(r"(?<=[.!?。다])\s+")
@@ -51,15 +63,19 @@ class Line:
 def fill_command(template: str, values: dict[str, str]) -> str:
     """``template`` with each known placeholder filled from ``values`` when the value is made of safe
     characters, shell-quoted; any other placeholder stays as written. Several failing hosts fill ``{node}``
-    as a comma list only where Slurm takes one (``nodename=``, ``-w``, ``--exclude``); ``ssh {node}`` and
-    the like get the first host."""
+    as a comma list only where all of them belong (a drain, an exclude, ``squeue -w``); a step that acts on
+    one node (ssh, a reboot, a resume, ``srun -w … -N1``) gets the first, and ``{gpu}``/``{pci}`` stay for
+    the reader to fill."""
+
+    several = "," in values.get("node", "")
 
     def value(found: re.Match[str]) -> str:
-        filled = values.get(found.group(1))
-        if filled is None or not _SAFE_VALUE.match(filled):
-            return found.group(0)
-        if found.group(1) == "node" and "," in filled and not _HOST_LIST.search(template[: found.start()]):
-            filled = filled.split(",", 1)[0]  # ssh, kubectl and the like take one host: the first
+        name = found.group(1)
+        filled = values.get(name)
+        if filled is None or not _SAFE_VALUE.match(filled) or (several and name in ("gpu", "pci")):
+            return found.group(0)  # with several hosts, a GPU may be any host's: the reader fills it
+        if name == "node" and several and not _keeps_list(template, found.start()):
+            filled = filled.split(",", 1)[0]  # the steps that act on one node take the first
         return shlex.quote(filled)
 
     return _PLACEHOLDER.sub(value, template)
