@@ -334,6 +334,11 @@ def test_devices_and_python_names_at_the_start_of_a_line_are_not_hosts(line: str
     assert "<host>" not in redact(line)
 
 
+def test_slurms_batch_host_is_redacted_though_it_is_not_a_suspect() -> None:
+    line = "slurmstepd: error: *** JOB 123 ON gpu-b07 CANCELLED AT 2026-11-30T10:00:00 DUE TO NODE FAILURE ***"
+    assert "gpu-b07" not in redact(line) and "<host>" in redact(line)
+
+
 def test_two_label_host_names_under_host_suffixes_are_redacted() -> None:
     clean = redact("connect failed: mlflow.internal:5000, nfs01.local and acme-corp.com")
     assert clean == "connect failed: <host>:5000, <host> and <host>"

@@ -52,6 +52,7 @@ MATCHER = Matcher(LIBRARY.cases, LIBRARY.signatures)
             ["682842"],
         ),
         ("slurmstepd: error: Detected 1 oom_kill event in StepId=8812.0.", "jobs", ["8812"]),
+        ("slurmstepd: error: *** STEP 4242.0 ON n30001 CANCELLED AT 2022-05-07T03:12:55 ***", "jobs", ["4242"]),
         ("RuntimeError: CUDA error: out of memory on cuda:3", "gpus", [3]),
     ],
 )

@@ -22,7 +22,7 @@ from rapidfuzz import fuzz, process
 from bot.matching.knownlines import XID_CODE, KnownLine, mask
 from bot.matching.ranking import MatchConfig
 from bot.matching.signatures import squash
-from bot.matching.suspects import extract_suspects
+from bot.matching.suspects import extract_suspects, is_host
 from bot.model.case import Strength
 from bot.model.results import MatchResult
 
@@ -172,11 +172,16 @@ _NOT_A_HOST = re.compile(
 )
 
 
+_SLURM_ON = re.compile(r"\*\*\* (?:JOB|STEP) \d{1,12}(?:\.\w{1,20})? ON ([A-Za-z][\w.-]{0,100}) ")
+
+
 def hosts_in(lines: Iterable[str]) -> set[str]:
     """The host names ``lines`` show where logs name a host (a syslog line's host, an NCCL or pdsh
     prefix, ``[host]:``, srun's task and node-failure lines): the suspects extraction, line by line."""
     found: set[str] = set()
     for line in lines:
+        # Slurm's batch host (``*** JOB 42 ON gpu-b07 CANCELLED``): not a suspect, but a name all the same.
+        found.update(m.group(1) for m in _SLURM_ON.finditer(line) if is_host(m.group(1)))
         found.update(
             host for host, _ in extract_suspects([line], [0], failed=True).hosts if not _NOT_A_HOST.match(host)
         )

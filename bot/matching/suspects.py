@@ -38,7 +38,9 @@ _PCI = re.compile(
     r"|\bGPU ?(?:0000)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.\d)?"
 )
 _GPU_INDEX = re.compile(r"\bcuda:(\d{1,2})\b|\bcudaDev (\d{1,2})\b|\bGPU (\d{1,2})\b(?![:.]\w)")
-_JOB = re.compile(r"\bJOB (\d{2,12})\b|\bStepId=(\d{2,12})|\bjob[_ ]?id[:= ]{1,3}(\d{2,12})|\bslurm-(\d{2,12})\.out")
+_JOB = re.compile(
+    r"\b(?:JOB|STEP) (\d{2,12})\b|\bStepId=(\d{2,12})|\bjob[_ ]?id[:= ]{1,3}(\d{2,12})|\bslurm-(\d{2,12})\.out"
+)
 _TORCHRUN_BLOCK = re.compile(
     rf"host\s{{0,12}}:\s{{0,4}}({_HOST})\s{{0,8}}\n[^\n]{{0,200}}?rank\s{{0,12}}:\s{{0,4}}(\d{{1,6}})"
 )
