@@ -241,6 +241,7 @@ def test_a_message_answered_again_counts_once() -> None:
     memory.remember(failed, Where("C1", "1.1"))
     assert len(storage.node_events(clock() - timedelta(days=1))) == 1
     assert [e.ts for e in memory.history(failed)["gpu-c01"]] == ["1.1"]
+    assert memory.history(failed, where=Where("C1", "1.1")) == {}  # answering 1.1 again: not an earlier one
     assert memory.repeated() == []
     [event] = storage.node_events(clock() - timedelta(days=1))
     storage.add_node_events((event,), clock() - timedelta(days=90))  # as an older version stored it
@@ -309,10 +310,11 @@ async def test_a_repeat_inside_the_noise_window_is_answered_and_asking_again_cou
     await harness.settle()
     assert len(harness.fake.posted("C1")) == 2  # kept quiet by the window…
     assert [e.host for e in storage.node_events(clock() - timedelta(days=1), ("gpu-b01",))] == ["gpu-b01"]  # …kept
-    for _ in range(2):  # the same paste asked about privately, twice
+    for _ in range(2):  # the same paste asked about privately, twice: one failure, never "2 times"
         _, url = await harness.command(other.replace("\n", " "))
         await harness.settle()
-        assert harness.hook_calls(url)
+        [answer] = harness.hook_calls(url)
+        assert "gpu-b01 failed" not in json.dumps(answer.body)
     assert len(storage.node_events(clock() - timedelta(days=1), ("gpu-b01",))) == 1
 
 

@@ -64,12 +64,14 @@ class NodeMemory:
             for host in hosts
         )
 
-    def history(self, result: MatchResult, answered: Answered | None = None) -> dict[str, list[NodeEvent]]:
-        """Earlier failures, within the window, of the hosts ``result`` says failed (newest first); a host
-        that only reported a collective failure is looked up too (its own paste is never counted). With
-        ``answered`` (a
-        reply drawn again, as on a language switch) the history as that answer saw it: nothing from the
-        answer itself or after it."""
+    def history(
+        self, result: MatchResult, answered: Answered | None = None, where: Where | None = None
+    ) -> dict[str, list[NodeEvent]]:
+        """Earlier failures, within the window, of the hosts ``result`` names (newest first); a host that
+        only reported a collective failure is looked up too (its own paste is never counted). With
+        ``answered`` (a reply drawn again, as on a language switch) the history as that answer saw it:
+        nothing from the answer itself or after it. With ``where`` (a message answered again: a second
+        mention, the shortcut, ``/incident`` asked twice) not that same failure."""
         info = result.suspects
         if info is None or not info.hosts:
             return {}
@@ -80,10 +82,22 @@ class NodeMemory:
             log.warning("node memory not read: %s", exc)
             return {}
         found: dict[str, list[NodeEvent]] = defaultdict(list)
+        case_id = result.best.case_id if result.best is not None else ""
         for event in _distinct(events):
-            if event.failed and (answered is None or answered.saw(event)):
-                found[event.host].append(event)
+            if not event.failed or (answered is not None and not answered.saw(event)):
+                continue
+            if where is not None and self._same(event, where, case_id):
+                continue
+            found[event.host].append(event)
         return dict(found)
+
+    def _same(self, event: NodeEvent, where: Where, case_id: str) -> bool:
+        """Whether ``event`` is the failure an answer at ``where`` is about (how :meth:`remember` tells)."""
+        if event.channel != where.channel:
+            return False
+        if where.ts:
+            return event.ts == where.ts
+        return event.case_id == case_id and event.created_at >= self.now() - _AGAIN
 
     def remember(self, result: MatchResult, where: Where) -> None:
         events = self.events_of(result, where)

@@ -236,7 +236,7 @@ class IncidentService:
         node = suspects.fills.get("node") if suspects is not None and answered is not None else None
         if suspects is not None and node and not suspects.hosts:
             probe = result.model_copy(update={"suspects": suspects.model_copy(update={"hosts": {node: 1}})})
-        history = self.nodes.history(probe, answered) if result.best is not None else {}
+        history = self.nodes.history(probe, answered, where) if result.best is not None else {}
         reply = match_reply(
             result,
             self._state.library.cases,
