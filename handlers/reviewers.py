@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -33,6 +34,10 @@ class Reviewers:
         except SlackApiError as exc:
             log.warning("user group %s not read: %s", group, exc.response.get("error"))
             members = frozenset()
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            # Slack unreachable: keep what was last read (an empty group would strip reviewers' weight).
+            log.warning("user group %s not read: %s", group, type(exc).__name__)
+            return cached[1] if cached is not None else frozenset()
         self._members[group] = (self._clock(), members)
         return members
 

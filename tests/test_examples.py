@@ -561,3 +561,23 @@ def test_an_ordinary_line_with_two_words_added_is_still_refused() -> None:
             assert not resembles(line, padded), padded
     assert refused >= len(errorish) // 2
     assert refusal("killed my notebook kernel by accident lol on gpu-pool mlx5_bond", ORDINARY) is not None
+
+
+async def test_a_reviewer_group_read_while_slack_is_unreachable_keeps_its_members() -> None:
+    """A refused connection to usergroups.users.list keeps the members last read (and never raises)."""
+    import socket
+
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from handlers.reviewers import Reviewers
+
+    clock = [0.0]
+    reviewers = Reviewers(["S0REVIEW"], clock=lambda: clock[0])
+    reviewers._members["S0REVIEW"] = (0.0, frozenset({"U8"}))  # read earlier, when Slack answered
+    clock[0] = 10_000.0  # long expired: the next call reads again
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    down = AsyncWebClient(token="xoxb-test", base_url=f"http://127.0.0.1:{port}/api/", timeout=2)
+    assert await reviewers.everyone(down) == frozenset({"U8"})
+    assert await Reviewers(["S0OTHER"]).everyone(down) == frozenset()

@@ -48,10 +48,13 @@ async def _reviewer_groups(listed: Reviewers, client: AsyncWebClient, service: I
     """Keep ``service.examples.reviewers`` at the listed users plus their groups' members (read with
     ``usergroups.users.list``, cached five minutes), rebuilding the example index when they change."""
     while True:
-        members = await listed.everyone(client)
-        if members != service.examples.reviewers:
-            service.examples.reviewers = members
-            await asyncio.to_thread(service.refresh_examples, force=True)
+        try:
+            members = await listed.everyone(client)
+            if members != service.examples.reviewers:
+                service.examples.reviewers = members
+                await asyncio.to_thread(service.refresh_examples, force=True)
+        except Exception:
+            log.exception("reviewer groups not refreshed")
         await asyncio.sleep(max(every, 1.0))
 
 
