@@ -118,6 +118,24 @@ def test_one_case_file_cannot_make_the_matcher_huge(tmp_path: Path, count: int, 
     assert {"IL-0427", "PUB-0011"} <= set(library.cases)
 
 
+def test_many_small_unicode_class_cases_cannot_add_up(tmp_path: Path) -> None:
+    """Each file is within its own budget; together they would cost gigabytes of RE2 sets. The library's
+    Unicode-class budget keeps the first ones (file order) and rejects the rest with one line each."""
+    cases = copy_bundled_cases(tmp_path, "IL-0427", "PUB-0011")
+    data = json.loads((BUNDLED_CASES / "IL-0427.json").read_text(encoding="utf-8"))
+    for n in range(60):
+        pattern = f"QZXJ{n:04d}\\pL{{7}}"
+        data.update(id=f"LOC-{n + 1:04d}", signatures=[{"kind": "regex", "pattern": pattern, "strength": "supporting"}])
+        (cases / f"LOC-{n + 1:04d}.json").write_text(json.dumps(data), encoding="utf-8")
+    started = time.perf_counter()
+    library = load_library(cases)
+    assert time.perf_counter() - started < 30
+    kept = [cid for cid in library.cases if cid.startswith("LOC-")]
+    over = [p for p in library.errors if "over their budget" in p.message]
+    assert 5 <= len(kept) < 60 and len(kept) + len(over) == 60
+    assert {"IL-0427", "PUB-0011"} <= set(library.cases)
+
+
 def test_a_rejected_pattern_is_shown_cut() -> None:
     with pytest.raises(SignatureError) as raised:
         compile_signature("LOC-0001", 0, Signature(kind=SignatureKind.REGEX, pattern=r"\pL{1000}" * 180))

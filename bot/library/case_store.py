@@ -37,6 +37,9 @@ MAX_CASE_FILE_BYTES = 2 << 20
 # cases have at most 10 signatures and an estimated size of at most 836 (RE2 instructions, about).
 MAX_SIGNATURES_PER_CASE = 32
 MAX_CASE_PATTERN_SIZE = 20_000
+# Unicode classes (\pL) are what makes RE2 sets big (a class is about 1,200 instructions): the whole
+# library's signatures that use them share this budget (about 20 signatures like \pL{8}).
+MAX_LIBRARY_UNICODE_SIZE = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +264,31 @@ def _file_order(paths: list[Path]) -> list[Path]:
     return sorted(paths, key=lambda path: path.name)
 
 
+def _unicode_size(compiled: list[CompiledSignature]) -> int:
+    return sum(shape_of(sig.pattern).size for sig in compiled if "\\p" in sig.pattern or "\\P" in sig.pattern)
+
+
+def _within_unicode_budget(chosen: dict[str, Any], problems: list[Problem]) -> None:
+    """Drop the cases past the library's budget for Unicode-class signatures, in file order: each costs
+    the RE2 sets about 240 bytes per estimated instruction, so many small files could still add up to
+    gigabytes (the bundled cases use none)."""
+    used = 0
+    for case_id, (path, _, _, compiled) in sorted(chosen.items(), key=lambda item: item[1][0].name):
+        size = _unicode_size(compiled)
+        if size and used + size > MAX_LIBRARY_UNICODE_SIZE:
+            problems.append(
+                Problem(
+                    str(path),
+                    "signatures",
+                    f"the library's Unicode-class signatures (\\p…) are over their budget of "
+                    f"{MAX_LIBRARY_UNICODE_SIZE:,} estimated RE2 instructions; this case would add {size:,}",
+                )
+            )
+            del chosen[case_id]
+            continue
+        used += size
+
+
 def load_library(directory: Path) -> CaseLibrary:
     """Load every ``*.json`` under ``directory`` (``bot.library.snapshot.load_with_snapshot`` does the same
     through the start-up snapshot). See :func:`load_files`."""
@@ -320,6 +348,7 @@ def load_files(
             library.problems.append(Problem(str(path), "id", f"duplicate id {summary.id}, also defined in {first}"))
             continue
         chosen[summary.id] = entry
+    _within_unicode_budget(chosen, library.problems)
     paths = {case_id: str(entry[0]) for case_id, entry in chosen.items()}
     signatures = [sig for _, _, _, compiled in chosen.values() for sig in compiled]
     sets = SignatureSets(signatures)
