@@ -300,7 +300,11 @@ async def test_a_repeat_inside_the_noise_window_is_answered_and_asking_again_cou
     again with /incident is not a new failure."""
     harness, clock = h
     await paste(harness, ECC, "C1")
-    clock.value += timedelta(minutes=20)
+    clock.value += timedelta(minutes=2)  # someone else pastes the same crash: one failure, kept quiet
+    await harness.event(message_event(ECC, channel="C1", user="U2"))
+    await harness.settle()
+    assert len(harness.fake.posted("C1")) == 1
+    clock.value += timedelta(minutes=18)
     await harness.event(message_event(ECC, channel="C1"))
     await harness.settle()
     again = harness.fake.posted("C1")

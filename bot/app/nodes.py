@@ -91,6 +91,18 @@ class NodeMemory:
             found[event.host].append(event)
         return dict(found)
 
+    def failed_again(self, result: MatchResult, channel: str) -> bool:
+        """Whether a host ``result`` names failed before, and not just now in ``channel`` with the same
+        case: two people pasting one crash a minute apart is one failure, a new job dying on the same
+        node (``SAME_CRASH`` or more later) is a repeat."""
+        case_id = result.best.case_id if result.best is not None else ""
+        recent = self.now() - SAME_CRASH
+        return any(
+            not (e.channel == channel and e.case_id == case_id and e.created_at >= recent)
+            for events in self.history(result).values()
+            for e in events
+        )
+
     def _same(self, event: NodeEvent, where: Where, case_id: str) -> bool:
         """Whether ``event`` is the failure an answer at ``where`` is about (how :meth:`remember` tells)."""
         if event.channel != where.channel:
@@ -104,15 +116,21 @@ class NodeMemory:
         if not events:
             return
         try:
-            # A message answered again (a mention in its thread, the shortcut on it) is one failure, and so
-            # is a paste asked about again privately (an answer shown to one person has no message ts).
+            # A message answered again (a mention in its thread, the shortcut on it) is one failure; so is
+            # a paste asked about again privately (an answer shown to one person has no message ts), and
+            # one crash pasted twice in a channel (the same case on the same host within SAME_CRASH).
             earlier = self.storage.node_events(self.now() - self.retention, _hosts(events))
             known = {_key(e) for e in earlier}
-            recent = {(e.host, e.channel, e.case_id) for e in earlier if e.created_at >= self.now() - _AGAIN}
+
+            def since(window: timedelta) -> set[tuple[str, str, str]]:
+                return {(e.host, e.channel, e.case_id) for e in earlier if e.created_at >= self.now() - window}
+
+            crash, asked = since(SAME_CRASH), since(_AGAIN)
             events = tuple(
                 e
                 for e in events
-                if (e.ts and _key(e) not in known) or (not e.ts and (e.host, e.channel, e.case_id) not in recent)
+                if (e.ts and _key(e) not in known and (e.host, e.channel, e.case_id) not in crash)
+                or (not e.ts and (e.host, e.channel, e.case_id) not in asked)
             )
             self.storage.add_node_events(events, self.now() - self.retention)
         except StorageError as exc:
@@ -149,6 +167,7 @@ class Answered:
 
 
 _MOMENT = timedelta(minutes=2)
+SAME_CRASH = timedelta(minutes=10)  # the same case on the same host in one channel within this: one crash
 _AGAIN = timedelta(hours=1)  # a private answer about the same host and case within this is the same failure
 
 

@@ -263,7 +263,7 @@ class IncidentService:
         last = self.storage.last_reply_for_case(channel, best.case_id)
         if last is None or self.now() - last >= self.noise_window:
             return True
-        if result.suspects is not None and result.suspects.failed and any(self.nodes.history(result).values()):
+        if result.suspects is not None and result.suspects.failed and self.nodes.failed_again(result, channel):
             return True
         if where is not None:
             self.nodes.remember(result, where)
