@@ -73,12 +73,18 @@ async def replicas(fake: HarnessSlack, storage: Storage, library: CaseLibrary) -
         second.close()
 
 
-async def paste_and_vote(h: SlackHarness, channel: str, user: str, action: str = ACTION_HELPFUL) -> dict[str, Any]:
-    """Paste ``PASTE`` in ``channel`` (the bot answers in the thread), click ``action`` as ``user``."""
+async def answered_paste(h: SlackHarness, channel: str, user: str) -> dict[str, Any]:
+    """Paste ``PASTE`` in ``channel``; the bot's answer once the reply log holds it."""
     await h.event(message_event(PASTE, channel=channel, user=user))
     await h.settle()
-    posted = h.fake.posted(channel)[-1]
+    posted: dict[str, Any] = h.fake.posted(channel)[-1]
     await h.wait_for(lambda: h.service.storage.reply_for_message(channel, posted["ts"]) is not None)
+    return posted
+
+
+async def paste_and_vote(h: SlackHarness, channel: str, user: str, action: str = ACTION_HELPFUL) -> dict[str, Any]:
+    """Paste ``PASTE`` in ``channel`` (the bot answers in the thread), click ``action`` as ``user``."""
+    posted = await answered_paste(h, channel, user)
     [answer] = await click(
         h,
         action,
@@ -174,10 +180,7 @@ async def test_nothing_is_kept_from_a_dm_unless_asked(replicas: Replicas) -> Non
 
 async def test_it_was_this_one_confirms_a_runner_up(replicas: Replicas) -> None:
     a, _ = replicas.both()
-    await a.event(message_event(PASTE, channel="C1", user="U1"))
-    await a.settle()
-    posted = a.fake.posted("C1")[-1]
-    await a.wait_for(lambda: a.service.storage.reply_for_message("C1", posted["ts"]) is not None)
+    posted = await answered_paste(a, "C1", "U1")
     [others] = await click(
         a, ACTION_OTHERS, buttons(posted["blocks"])[ACTION_OTHERS], message_ts=posted["ts"], ephemeral=False
     )
@@ -231,10 +234,7 @@ async def test_not_this_case_counts_against_the_example_that_made_the_answer(rep
 
 async def test_forged_or_moved_helpful_values_store_nothing(replicas: Replicas) -> None:
     a, _ = replicas.both()
-    await a.event(message_event(PASTE, channel="C1", user="U1"))
-    await a.settle()
-    posted = a.fake.posted("C1")[-1]
-    await a.wait_for(lambda: a.service.storage.reply_for_message("C1", posted["ts"]) is not None)
+    posted = await answered_paste(a, "C1", "U1")
     value = buttons(posted["blocks"])[ACTION_HELPFUL]
     body, _, tag = value.rpartition("~")
     forged = json.loads(body)
