@@ -113,7 +113,6 @@ class IncidentService:
         self.noise_window = noise_window
         self.now = now
         self._monotonic = monotonic
-        self.digest_post_empty = digest_post_empty
         schedule = DigestTiming(digest_cron, digest_timezone, digest_lookback_days, digest_post_empty)
         self.digest = DigestDesk(storage, self.nodes, lambda: self.library, self.latest_reviews, now, schedule)
         # The incident library's own /similar answer as (id, title) pairs; raises when unreachable.
@@ -229,14 +228,10 @@ class IncidentService:
     ) -> Reply:
         """The reply for a match, with the suspects line (and a host's earlier failures) and the runbook's
         commands filled from them. With ``where`` (a first answer, not a re-render) the hosts it names are
-        remembered. With ``answered`` (a reply drawn again from its button value, which keeps only the
-        filled node) the earlier failures are those of that node that the answer saw."""
+        remembered. With ``answered`` (a reply drawn again from its button value) the earlier failures are
+        those that answer saw."""
         suspects = result.suspects
-        probe = result
-        node = suspects.fills.get("node") if suspects is not None and answered is not None else None
-        if suspects is not None and node and not suspects.hosts:
-            probe = result.model_copy(update={"suspects": suspects.model_copy(update={"hosts": {node: 1}})})
-        history = self.nodes.history(probe, answered, where) if result.best is not None else {}
+        history = self.nodes.history(result, answered, where) if result.best is not None else {}
         reply = match_reply(
             result,
             self._state.library.cases,
@@ -415,6 +410,10 @@ class IncidentService:
         return local.model_copy(
             update={"plain": local.plain + "\n\n" + extra.plain, "blocks": [*local.blocks, *extra.blocks]}
         )
+
+    @property
+    def digest_post_empty(self) -> bool:
+        return self.digest.schedule.post_empty
 
     # -- digest (bot.app.digests) ---------------------------------------------------------------------
 
