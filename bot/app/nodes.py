@@ -70,8 +70,8 @@ class NodeMemory:
         """Earlier failures, within the window, of the hosts ``result`` names (newest first); a host that
         only reported a collective failure is looked up too (its own paste is never counted). With
         ``answered`` (a reply drawn again, as on a language switch) the history as that answer saw it:
-        nothing from the answer itself or after it. With ``where`` (a message answered again: a second
-        mention, the shortcut, ``/incident`` asked twice) not that same failure."""
+        nothing from the answer itself or after it. With ``where`` (the message an answer is about) not that
+        same failure (:meth:`_same_failure`)."""
         info = result.suspects
         if info is None or not info.hosts:
             return {}
@@ -86,51 +86,33 @@ class NodeMemory:
         for event in _distinct(events):
             if not event.failed or (answered is not None and not answered.saw(event)):
                 continue
-            if where is not None and self._same(event, where, case_id):
+            if where is not None and self._same_failure(event, where.channel, where.ts, case_id):
                 continue
             found[event.host].append(event)
         return dict(found)
 
-    def failed_again(self, result: MatchResult, channel: str) -> bool:
-        """Whether a host ``result`` names failed before, and not just now in ``channel`` with the same
-        case: two people pasting one crash a minute apart is one failure, a new job dying on the same
-        node (``SAME_CRASH`` or more later) is a repeat."""
-        case_id = result.best.case_id if result.best is not None else ""
-        recent = self.now() - SAME_CRASH
-        return any(
-            not (e.channel == channel and e.case_id == case_id and e.created_at >= recent)
-            for events in self.history(result).values()
-            for e in events
-        )
-
-    def _same(self, event: NodeEvent, where: Where, case_id: str) -> bool:
-        """Whether ``event`` is the failure an answer at ``where`` is about (how :meth:`remember` tells)."""
-        if event.channel != where.channel:
+    def _same_failure(self, earlier: NodeEvent, channel: str, ts: str, case_id: str) -> bool:
+        """Whether ``earlier`` (of the same host) is the failure an answer in ``channel`` to message ``ts``
+        ("" for an answer shown to one person) about ``case_id`` is about: the same message answered again
+        (a mention in its thread, the shortcut), the same crash pasted again in the channel within
+        ``SAME_CRASH`` (two people, one failure), or the same case asked about privately within ``_AGAIN``."""
+        if earlier.channel != channel:
             return False
-        if where.ts:
-            return event.ts == where.ts
-        return event.case_id == case_id and event.created_at >= self.now() - _AGAIN
+        if ts and earlier.ts == ts:
+            return True
+        window = SAME_CRASH if ts else _AGAIN
+        return earlier.case_id == case_id and earlier.created_at >= self.now() - window
 
     def remember(self, result: MatchResult, where: Where) -> None:
         events = self.events_of(result, where)
         if not events:
             return
         try:
-            # A message answered again (a mention in its thread, the shortcut on it) is one failure; so is
-            # a paste asked about again privately (an answer shown to one person has no message ts), and
-            # one crash pasted twice in a channel (the same case on the same host within SAME_CRASH).
             earlier = self.storage.node_events(self.now() - self.retention, _hosts(events))
-            known = {_key(e) for e in earlier}
-
-            def since(window: timedelta) -> set[tuple[str, str, str]]:
-                return {(e.host, e.channel, e.case_id) for e in earlier if e.created_at >= self.now() - window}
-
-            crash, asked = since(SAME_CRASH), since(_AGAIN)
             events = tuple(
                 e
                 for e in events
-                if (e.ts and _key(e) not in known and (e.host, e.channel, e.case_id) not in crash)
-                or (not e.ts and (e.host, e.channel, e.case_id) not in asked)
+                if not any(x.host == e.host and self._same_failure(x, e.channel, e.ts, e.case_id) for x in earlier)
             )
             self.storage.add_node_events(events, self.now() - self.retention)
         except StorageError as exc:

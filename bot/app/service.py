@@ -258,10 +258,12 @@ class IncidentService:
         last = self.storage.last_reply_for_case(channel, best.case_id)
         if last is None or self.now() - last >= self.noise_window:
             return True
-        if result.suspects is not None and result.suspects.failed and self.nodes.failed_again(result, channel):
+        if where is None:
+            return False
+        failed = result.suspects is not None and result.suspects.failed
+        if failed and any(self.nodes.history(result, where=where).values()):
             return True
-        if where is not None:
-            self.nodes.remember(result, where)
+        self.nodes.remember(result, where)
         return False
 
     def record_reply(self, channel: str, message_ts: str, thread_ts: str, reply: Reply, source: str) -> int | None:
