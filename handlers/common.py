@@ -27,6 +27,11 @@ _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 
+# What a Web API call raises when Slack cannot be reached (refused, reset, timed out), as against the
+# SlackApiError of an answer that says no.
+UNREACHABLE = (aiohttp.ClientError, TimeoutError, OSError)
+
+
 class LocaleCache:
     """Slack locales per user, fetched with ``users.info`` and kept ``ttl_seconds`` (locales rarely change).
 
@@ -65,7 +70,7 @@ class LocaleCache:
         except SlackApiError as error:
             log.warning("users.info failed for %s: %s", user_id, error.response.get("error"))
             return None
-        except (aiohttp.ClientError, TimeoutError, OSError) as error:  # Slack unreachable: answer in English
+        except UNREACHABLE as error:  # Slack unreachable: answer in English
             log.warning("users.info failed for %s: %s", user_id, type(error).__name__)
             return None
         user: dict[str, Any] = response.get("user") or {}

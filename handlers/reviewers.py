@@ -8,9 +8,10 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
-import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+
+from handlers.common import UNREACHABLE
 
 log = logging.getLogger("incident_bot.reviewers")
 GROUP_TTL_S = 300.0
@@ -34,7 +35,7 @@ class Reviewers:
         except SlackApiError as exc:
             log.warning("user group %s not read: %s", group, exc.response.get("error"))
             members = frozenset()
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        except UNREACHABLE as exc:
             # Slack unreachable: keep what was last read (an empty group would strip reviewers' weight).
             log.warning("user group %s not read: %s", group, type(exc).__name__)
             return cached[1] if cached is not None else frozenset()

@@ -33,13 +33,8 @@ def _add_cases_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _sub(sub: Any, name: str, func: Command, summary: str, examples: str, description: str = "") -> Any:
-    parser = sub.add_parser(
-        name,
-        help=summary,
-        description=(description or summary[0].upper() + summary[1:] + ".") + "\n\nexamples:\n" + examples,
-        formatter_class=_formatter,
-    )
-    _add_cases_option(parser)
+    """A command that runs ``func``."""
+    parser = _group(sub, name, summary, examples, description)
     parser.set_defaults(func=func)
     return parser
 
@@ -55,12 +50,13 @@ def _positive(raw: str) -> int:
     return value
 
 
-def _group(sub: Any, name: str, summary: str, examples: str) -> Any:
-    """A command with subcommands of its own (``cases``, ``db``, ...); ``--cases`` is taken here too."""
+def _group(sub: Any, name: str, summary: str, examples: str, description: str = "") -> Any:
+    """A command (with subcommands of its own, like ``cases`` and ``db``, or run by :func:`_sub`): its help
+    with examples, and ``--cases`` taken here too."""
     parser = sub.add_parser(
         name,
         help=summary,
-        description=summary[0].upper() + summary[1:] + ".\n\nexamples:\n" + examples,
+        description=(description or summary[0].upper() + summary[1:] + ".") + "\n\nexamples:\n" + examples,
         formatter_class=_formatter,
     )
     _add_cases_option(parser)
