@@ -62,7 +62,13 @@ def test_identifiers_from_prefixes(line: str, field: str, expected: object) -> N
     assert getattr(info, field) == expected
 
 
-@pytest.mark.parametrize("token", ["RuntimeError", "kernel", "python3", "cuda0", "rank3", "default3", "NCCL", "E1120"])
+@pytest.mark.parametrize(
+    "token",
+    [
+        *("RuntimeError", "kernel", "python3", "cuda0", "rank3", "default3", "NCCL", "E1120"),
+        *("nvme0n1", "ib0", "mlx5_0", "psycopg2.OperationalError"),  # devices and Python names before a colon
+    ],
+)
 def test_words_that_look_like_hosts_are_not_hosts(token: str) -> None:
     assert not is_host(token)
 

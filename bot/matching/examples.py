@@ -164,14 +164,6 @@ def _fqdn(found: re.Match[str]) -> str:
     return "<host>" if tld in (_TWO_LABEL_TLDS if two_labels else _TLDS) else found.group(0)
 
 
-# Line prefixes that read like a pdsh host but are a device or a Python name: ``nvme0n1:``, ``ib0:``,
-# ``mlx5_0:``, ``psycopg2.OperationalError:``.
-_NOT_A_HOST = re.compile(
-    r"^(?:nvme\d+(?:n\d+)?(?:p\d+)?|sd[a-z]{1,2}\d*|hd[a-z]\d*|ib\d+|eth\d+|en[ops]\w+|mlx\d_\d+|bond\d+"
-    r"|md\d+|dm-\d+|loop\d+|[\w.]*\.[A-Z]\w*)$"
-)
-
-
 _SLURM_ON = re.compile(r"\*\*\* (?:JOB|STEP) \d{1,12}(?:\.\w{1,20})? ON ([A-Za-z][\w.-]{0,100}) ")
 
 
@@ -182,9 +174,7 @@ def hosts_in(lines: Iterable[str]) -> set[str]:
     for line in lines:
         # Slurm's batch host (``*** JOB 42 ON gpu-b07 CANCELLED``): not a suspect, but a name all the same.
         found.update(m.group(1) for m in _SLURM_ON.finditer(line) if is_host(m.group(1)))
-        found.update(
-            host for host, _ in extract_suspects([line], [0], failed=True).hosts if not _NOT_A_HOST.match(host)
-        )
+        found.update(host for host, _ in extract_suspects([line], [0], failed=True).hosts)
     return found
 
 

@@ -21,6 +21,13 @@ _HOST = r"(?=[A-Za-z0-9.-]{0,62}\d)[A-Za-z][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]{1
 _HOST_RE = re.compile(rf"^{_HOST}$")
 _NOT_HOSTS = re.compile(r"^(?:cuda|sm|fp|bf|int|uint|float|e|x|v|py|gpu|rank|default|local|python)\d{0,4}$", re.I)
 
+# Names that read like a host prefix (``name: …``) but are a device or a Python name: ``nvme0n1:``,
+# ``ib0:``, ``mlx5_0:``, ``psycopg2.OperationalError:``.
+_DEVICE_OR_CODE = re.compile(
+    r"^(?:nvme\d+(?:n\d+)?(?:p\d+)?|sd[a-z]{1,2}\d*|hd[a-z]\d*|ib\d+|eth\d+|en[ops]\w+|mlx\d_\d+|bond\d+"
+    r"|md\d+|dm-\d+|loop\d+|[\w.]*\.[A-Z]\w*)$"
+)
+
 _SYSLOG_HOST = re.compile(
     rf"^[A-Z][a-z]{{2}} [ \d]\d \d{{2}}:\d{{2}}:\d{{2}} ({_HOST}) [\w./-]{{1,64}}(?:\[\d{{1,8}}\])?:"
 )
@@ -138,7 +145,7 @@ def _spans(numbers: Sequence[int]) -> str:
 
 
 def is_host(token: str) -> bool:
-    return bool(_HOST_RE.match(token)) and not _NOT_HOSTS.match(token)
+    return bool(_HOST_RE.match(token)) and not _NOT_HOSTS.match(token) and not _DEVICE_OR_CODE.match(token)
 
 
 def _first(groups: Iterable[str | None]) -> str | None:
