@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from conftest import make_case
+from instants import Instant, every_instant
 
 from bot.digest.content import (
     MAX_BLOCKS,
@@ -18,6 +19,7 @@ from bot.digest.content import (
     build_digest_messages,
     first_lesson,
     latest_slot,
+    next_slot,
     period_key,
     previous_slot,
     select_new_cases,
@@ -72,6 +74,81 @@ def test_slot_needs_an_aware_now() -> None:
 def test_every_minute_cron() -> None:
     now = _utc("2026-11-30T00:30:30")
     assert latest_slot("* * * * *", "UTC", now) == _utc("2026-11-30T00:30:00")
+
+
+@pytest.mark.parametrize("instant", every_instant())
+def test_the_slot_due_at_each_instant(instant: Instant) -> None:
+    """The due slot at each fixed instant is the one worked out by hand; the one before it is earlier, the
+    next one later than the instant, and all three are real times (answered within the test timeout)."""
+    slot = latest_slot(instant.cron, instant.timezone, instant.at)
+    assert period_key(slot) == instant.slot
+    before = previous_slot(instant.cron, instant.timezone, slot)
+    upcoming = next_slot(instant.cron, instant.timezone, instant.at)
+    assert before < slot <= instant.at < upcoming
+    assert latest_slot(instant.cron, instant.timezone, upcoming) == upcoming
+    assert next_slot(instant.cron, instant.timezone, before) == slot
+
+
+NEW_YORK = "America/New_York"
+
+
+def test_a_slot_in_the_skipped_hour_fires_at_the_jump() -> None:
+    """2027-03-14: 02:00 EST jumps to 03:00 EDT. 02:30 does not exist; it fires once, at 03:00 EDT."""
+    keys = _keys("30 2 * * *", NEW_YORK, "2027-03-13T12:00:00", 3)
+    assert keys == ["2027-03-14T03:00-04:00", "2027-03-15T02:30-04:00", "2027-03-16T02:30-04:00"]
+    half_hourly = _keys("*/30 * * * *", NEW_YORK, "2027-03-14T06:10:00", 4)  # from 01:10 EST
+    assert half_hourly == [
+        "2027-03-14T01:30-05:00",
+        "2027-03-14T03:00-04:00",
+        "2027-03-14T03:30-04:00",
+        "2027-03-14T04:00-04:00",
+    ]
+
+
+def test_a_slot_in_the_repeated_hour_fires_once() -> None:
+    """2027-11-07: 02:00 EDT goes back to 01:00 EST. 01:30 happens twice and fires once, the first time;
+    APScheduler's own cron trigger returns the second 01:30 for ever and its scheduler loop never ends."""
+    assert _keys("30 1 * * *", NEW_YORK, "2027-11-06T12:00:00", 3) == [
+        "2027-11-07T01:30-04:00",
+        "2027-11-08T01:30-05:00",
+        "2027-11-09T01:30-05:00",
+    ]
+    second_pass = datetime(2027, 11, 7, 1, 45, fold=1, tzinfo=ZoneInfo(NEW_YORK))
+    assert period_key(latest_slot("30 1 * * *", NEW_YORK, second_pass)) == "2027-11-07T01:30-04:00"
+    assert period_key(next_slot("30 1 * * *", NEW_YORK, second_pass)) == "2027-11-08T01:30-05:00"
+    assert _keys("30 2 * * *", NEW_YORK, "2027-11-06T12:00:00", 2) == [
+        "2027-11-07T02:30-05:00",
+        "2027-11-08T02:30-05:00",
+    ]
+
+
+@pytest.mark.parametrize("ahead", [timedelta(0), timedelta(days=3, seconds=7)], ids=["same-clock", "test-clock-ahead"])
+def test_the_scheduler_trigger_always_moves_forward(ahead: timedelta) -> None:
+    """APScheduler asks its trigger again until the answer is after its now; each answer must be later, and
+    is the slot on the bot's clock moved onto APScheduler's (``ahead``: the bot's clock minus its)."""
+    from bot.digest.scheduler import SlotTrigger
+    from bot.digest.slots import CronSlots
+
+    for cron, start in (("30 1 * * *", "2027-11-06T00:00:00"), ("*/30 * * * *", "2027-11-07T04:00:00")):
+        scheduler_now = [_utc(start) - ahead]  # APScheduler's wall clock; the bot's reads ``ahead`` more
+        trigger = SlotTrigger(CronSlots.parse(cron, NEW_YORK), lambda at=scheduler_now: at[0] + ahead)
+        fire, seen = trigger.get_next_fire_time(None, scheduler_now[0]), 0
+        assert fire is not None and fire + ahead == next_slot(cron, NEW_YORK, _utc(start) - timedelta(seconds=1))
+        scheduler_now[0] = _utc("2027-11-08T00:00:00") - ahead
+        while fire is not None and fire <= scheduler_now[0]:  # the loop in APScheduler's Job._get_run_times
+            following = trigger.get_next_fire_time(fire, scheduler_now[0])
+            assert following is not None and following > fire
+            assert latest_slot(cron, NEW_YORK, following + ahead) == following + ahead  # a slot, moved
+            fire, seen = following, seen + 1
+        assert 0 < seen < 200
+
+
+def _keys(cron: str, timezone: str, start_utc: str, count: int) -> list[str]:
+    moment, keys = _utc(start_utc), []
+    for _ in range(count):
+        moment = next_slot(cron, timezone, moment)
+        keys.append(period_key(moment))
+    return keys
 
 
 # ---------------------------------------------------------------------------------------------------

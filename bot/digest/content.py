@@ -11,10 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
-from zoneinfo import ZoneInfo
 
-from apscheduler.triggers.cron import CronTrigger
-
+from bot.digest.slots import CronSlots
 from bot.model.case import Case, Lang, Localized
 from bot.replies.labels import label
 from bot.replies.mrkdwn import escape_mrkdwn, link, truncate
@@ -30,8 +28,6 @@ _SHORT_CHARS = 100
 _ROOT_CAUSE_CHARS = 400
 _LESSON_CHARS = 700
 _FALLBACK_LINE_CHARS = 150
-# How far back to look for the latest slot before giving up (a yearly cron on Feb 29 still fits).
-_MAX_SEARCH = timedelta(days=366 * 9)
 
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
@@ -50,37 +46,23 @@ class DigestMessage:
 # Slots and periods
 
 
-def _trigger(cron: str, timezone: str) -> CronTrigger:
-    return CronTrigger.from_crontab(cron, timezone=ZoneInfo(timezone))
-
-
-def _latest_at_or_before(trigger: CronTrigger, moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        raise ValueError("moment must be timezone-aware")
-    window = timedelta(hours=1)
-    while window <= _MAX_SEARCH:
-        fire: datetime | None = trigger.get_next_fire_time(None, moment - window)
-        if fire is not None and fire <= moment:
-            while True:
-                following: datetime | None = trigger.get_next_fire_time(None, fire + timedelta(seconds=1))
-                if following is None or following > moment:
-                    return fire
-                fire = following
-        window *= 2
-    raise ValueError("the cron expression has no slot in the searched past")
-
-
 def latest_slot(cron: str, timezone: str, now: datetime) -> datetime:
-    """The latest cron slot at or before ``now`` (aware, in ``timezone``).
+    """The latest cron slot at or before ``now`` (aware, in ``timezone``; daylight-saving rule in
+    ``bot.digest.slots``).
 
     Raises ValueError for a naive ``now``, a bad expression or zone, or a cron that never fired recently.
     """
-    return _latest_at_or_before(_trigger(cron, timezone), now)
+    return CronSlots.parse(cron, timezone).latest_at_or_before(now)
 
 
 def previous_slot(cron: str, timezone: str, slot: datetime) -> datetime:
     """The latest cron slot strictly before ``slot``. Raises like :func:`latest_slot`."""
-    return _latest_at_or_before(_trigger(cron, timezone), slot - timedelta(seconds=1))
+    return CronSlots.parse(cron, timezone).before(slot)
+
+
+def next_slot(cron: str, timezone: str, now: datetime) -> datetime:
+    """The first cron slot strictly after ``now``. Raises like :func:`latest_slot`."""
+    return CronSlots.parse(cron, timezone).next_after(now)
 
 
 def period_key(slot: datetime) -> str:

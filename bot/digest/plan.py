@@ -9,17 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
-
-from apscheduler.triggers.cron import CronTrigger
 
 from bot.digest.content import (
     DigestMessage,
     Reviewed,
     build_digest_messages,
     latest_slot,
+    next_slot,
     nodes_message,
     period_key,
     previous_slot,
@@ -62,15 +60,6 @@ class DigestPlan:
             "case_ids": [case.id for case in self.cases],
             "messages": [{"text": m.text, "blocks": m.blocks} for m in self.messages(langs, post_empty)],
         }
-
-
-def next_slot(cron: str, timezone: str, now: datetime) -> datetime:
-    """The first cron slot strictly after ``now`` (aware, in ``timezone``)."""
-    trigger = CronTrigger.from_crontab(cron, timezone=ZoneInfo(timezone))
-    fire: datetime | None = trigger.get_next_fire_time(None, now + timedelta(seconds=1))
-    if fire is None:
-        raise ValueError("the cron expression has no future slot")
-    return fire
 
 
 def plan_next_digest(
