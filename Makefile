@@ -8,7 +8,7 @@ STAMP = $(VENV)/.installed-stamp
 RUN_VENV ?= .venv-run
 RUN_STAMP = $(RUN_VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck pytest bench quality ordinary clean
+.PHONY: run test lint typecheck pytest stress bench quality ordinary clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "incident-bot needs Python 3.11+")'
@@ -37,6 +37,17 @@ pytest: $(STAMP)
 	$(BIN)/pytest
 
 test: lint typecheck pytest
+
+# The multi-process and timing tests (@pytest.mark.timing), STRESS_COUNT times each, two at a time, with
+# every core kept busy: stress-ng --cpu 0 (one worker per core) when installed, else a busy loop per core.
+STRESS_COUNT ?= 50
+stress: $(STAMP)
+	@load=""; \
+	if command -v stress-ng >/dev/null 2>&1; then stress-ng --cpu 0 --quiet & load=$$!; \
+	else for _ in $$(seq $$(nproc)); do sh -c 'while :; do :; done' & load="$$load $$!"; done; fi; \
+	trap 'kill $$load 2>/dev/null' EXIT INT TERM; \
+	echo "stress: each timing test $(STRESS_COUNT) times, $$(nproc) core(s) kept busy"; \
+	$(BIN)/pytest -m timing --count $(STRESS_COUNT) -n 2 -q -p no:cacheprovider $$(grep -l 'mark.timing' tests/test_*.py)
 
 quality: $(STAMP)
 	$(BIN)/python -m bench.quality

@@ -22,11 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.matcher_bench import pastes
 from bench.reallike import write_library
+
+BENCH_NOW = datetime(2027, 1, 7, 3, 0, tzinfo=UTC)  # the service's clock: nothing here depends on the date
 
 FIRST = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "pastes" / "hw-ecc-deepspeed-backward.txt"
 
@@ -35,11 +38,12 @@ def _first_answer(cases: str) -> dict[str, Any]:
     """In a child: load through the snapshot, build the service, answer one paste."""
     from bot.app.service import IncidentService
     from bot.cli.compose import load_cases, load_settings, snapshot_root
+    from bot.ops.clock import fixed
     from bot.storage.memory import MemoryStorage
 
     settings = load_settings({"CASES_DIR": cases})
     library = load_cases(settings.cases_dir, snapshot_root(settings))
-    service = IncidentService(library, MemoryStorage(), deadline_s=60.0)
+    service = IncidentService(library, MemoryStorage(), now=fixed(BENCH_NOW), deadline_s=60.0)
     result = service.match(FIRST.read_bytes(), slack_encoded=False)
     return {"best": result.best.case_id if result.best else None, "service": service}
 

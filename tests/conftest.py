@@ -8,6 +8,7 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -18,10 +19,28 @@ from fake_slack import FakeSlack
 
 from bot.library.case_store import CaseLibrary, load_library
 from bot.model.case import Case
+from bot.ops.clock import Clock, fixed
 from bot.ops.settings import BUNDLED_CASES, Settings
 from bot.storage import Storage, open_storage
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+# The instant a test runs at when it does not choose one (a Thursday, away from the digest's Monday slot):
+# no test reads the wall clock for what it expects. ``instants.py`` holds the instants the date-sensitive
+# tests also run at.
+NOW = datetime(2027, 1, 7, 3, 0, tzinfo=UTC)
+
+
+def clock_at(moment: datetime = NOW) -> Clock:
+    """A clock that always reads ``moment``."""
+    return fixed(moment)
+
+
+def run_cli_at(monkeypatch: pytest.MonkeyPatch, moment: datetime = NOW) -> datetime:
+    """Make ``bot.cli.main.main`` (and any subprocess started with this environment) start its clock at
+    ``moment`` (``INCIDENT_BOT_TEST_NOW``, read by the composition root for tests only)."""
+    monkeypatch.setenv("INCIDENT_BOT_TEST_NOW", moment.isoformat())
+    return moment
 
 
 def postgres_schema_url(base_url: str, schema: str) -> str:
@@ -32,11 +51,11 @@ def postgres_schema_url(base_url: str, schema: str) -> str:
 
 @contextmanager
 def postgres_schema() -> Iterator[str]:
-    """A URL for a fresh PostgreSQL schema of ``TEST_DATABASE_URL``, dropped afterwards. Skips the test
-    only when ``TEST_DATABASE_URL`` is not set (``.ci/run`` always sets it)."""
+    """A URL for a fresh PostgreSQL schema of ``TEST_DATABASE_URL``, dropped afterwards. Only tests marked
+    ``postgres`` may call it: without ``TEST_DATABASE_URL`` they are deselected (``.ci/run`` always sets it)."""
     base = os.environ.get("TEST_DATABASE_URL")
     if not base:
-        pytest.skip("TEST_DATABASE_URL is not set")
+        pytest.fail("a test that needs PostgreSQL must be marked @pytest.mark.postgres")
     schema = f"t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')  # type: ignore[arg-type]
@@ -136,22 +155,38 @@ def copy_bundled_cases(tmp_path: Path, *ids: str) -> Path:
     return cases
 
 
-def pytest_unconfigure(config: Any) -> None:
-    """Say loudly, as the very last lines, when the PostgreSQL half of the suite did not run: a green run
-    without it is half a run."""
-    terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
-    if os.environ.get("TEST_DATABASE_URL") or terminalreporter is None:
+_NOT_RUN = pytest.StashKey[int]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without ``TEST_DATABASE_URL`` the PostgreSQL tests are deselected (not a wall of skips); the summary
+    says so in one line."""
+    if os.environ.get("TEST_DATABASE_URL"):
+        config.stash[_NOT_RUN] = 0
         return
-    skipped = [
-        report
-        for report in terminalreporter.stats.get("skipped", [])
-        if "TEST_DATABASE_URL is not set" in str(getattr(report, "longrepr", ""))
-    ]
-    if not skipped:
-        return
-    terminalreporter.write_sep("!", f"{len(skipped)} PostgreSQL tests did NOT run", red=True, bold=True)
-    terminalreporter.write_line(
-        "Set TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test (see the README) to run them;"
-        " .ci/run starts PostgreSQL and sets it.",
-        red=True,
+    postgres = [item for item in items if item.get_closest_marker("postgres")]
+    config.stash[_NOT_RUN] = len(postgres)
+    if postgres:
+        config.hook.pytest_deselected(items=postgres)
+        items[:] = [item for item in items if not item.get_closest_marker("postgres")]
+
+
+def _backends_line(config: pytest.Config) -> tuple[str, bool]:
+    not_run = config.stash.get(_NOT_RUN, 0)
+    if os.environ.get("TEST_DATABASE_URL"):
+        return "storage backends: SQLite and PostgreSQL (TEST_DATABASE_URL, each test in its own schema)", True
+    return (
+        f"storage backends: SQLite only; {not_run} PostgreSQL tests did NOT run"
+        " (set TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5432/test, see the README; .ci/run sets it)",
+        False,
     )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return "storage backends: SQLite and PostgreSQL" if os.environ.get("TEST_DATABASE_URL") else "storage: SQLite only"
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The very last line: which storage backends ran (a green run without PostgreSQL is half a run)."""
+    line, both = _backends_line(config)
+    terminalreporter.write_line(line, green=both, red=not both, bold=not both)

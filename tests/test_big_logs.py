@@ -9,11 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import make_settings
+from conftest import NOW, make_settings
 from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event
 
 from bot.app.service import IncidentService
 from bot.library.case_store import CaseLibrary
+from bot.ops.clock import fixed
 from bot.storage import Storage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +83,7 @@ async def test_a_slack_file_over_the_download_cap_is_matched_by_its_ends(
         "size": len(fake.files["FBIG"]),
         "url_private_download": f"{fake.url}/files/FBIG",
     }
-    service = IncidentService(library, storage, deadline_s=20.0)
+    service = IncidentService(library, storage, now=fixed(NOW), deadline_s=20.0)
     settings = harness_settings(fake, MAX_FILE_BYTES=1 << 20)
     async with SlackHarness(fake, service, settings) as h:
         await h.event(message_event("", subtype="file_share", files=[file]))

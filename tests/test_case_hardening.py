@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import copy_bundled_cases
+from conftest import NOW, copy_bundled_cases
 from library_server import LibraryServer
 
 from bot.app.reloader import LibraryReloader
@@ -21,6 +21,7 @@ from bot.library.case_store import load_library, parse_case
 from bot.matching.matcher import Matcher
 from bot.matching.signatures import CompiledSignature, SignatureError, SignatureSets, compile_signature
 from bot.model.case import Signature, SignatureKind, Strength
+from bot.ops.clock import fixed
 from bot.ops.settings import BUNDLED_CASES
 from bot.storage.memory import MemoryStorage
 
@@ -77,6 +78,7 @@ def test_a_decisive_signature_that_hits_a_hard_negative_is_rejected(tmp_path: Pa
     assert "LOC-0001" in load_library(supporting).cases  # a hint may appear in real errors
 
 
+@pytest.mark.timing
 def test_an_oversized_regex_is_rejected_fast_and_nothing_crashes(tmp_path: Path) -> None:
     huge = r"\pL{1000}" * 180
     cases = _case_with(tmp_path, {"kind": "regex", "pattern": huge, "strength": "supporting"})
@@ -118,6 +120,7 @@ def test_one_case_file_cannot_make_the_matcher_huge(tmp_path: Path, count: int, 
     assert {"IL-0427", "PUB-0011"} <= set(library.cases)
 
 
+@pytest.mark.timing
 def test_many_small_unicode_class_cases_cannot_add_up(tmp_path: Path) -> None:
     """Each file is within its own budget; together they would cost gigabytes of RE2 sets. The library's
     Unicode-class budget keeps the first ones (file order) and rejects the rest with one line each."""
@@ -163,7 +166,7 @@ def test_a_file_that_makes_parsing_raise_is_one_broken_file(tmp_path: Path) -> N
 
 def test_reload_with_a_deleted_a_broken_b_and_a_new_c(tmp_path: Path) -> None:
     cases = copy_bundled_cases(tmp_path, "IL-0427", "IL-0414", "PUB-0011")
-    service = IncidentService(load_library(cases), MemoryStorage())
+    service = IncidentService(load_library(cases), MemoryStorage(), now=fixed(NOW))
     reloader = LibraryReloader(service, cases)
     reloader.baseline()
     (cases / "IL-0427.json").unlink()  # A

@@ -124,6 +124,7 @@ def test_missing_directory_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     assert library.errors[0].message == "not a directory"
 
 
+@pytest.mark.timing
 def test_catastrophic_backtracking_pattern_runs_in_linear_time() -> None:
     sig = compile_signature("IL-0001", 0, Signature(kind=SignatureKind.REGEX, pattern=r"(a+)+$"))
     hostile_short = "a" * 10_000 + "!"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_slack import FakeSlack
+from instants import WEEKLY, Instant, every_instant
 
 from bot.cli.console import Console
 from bot.cli.main import build_service, main
@@ -99,22 +100,29 @@ def _settings(values: dict[str, Any]) -> Any:
     return make_settings(values)
 
 
-def _reviewed_case_dir(tmp_path: Path) -> Path:
+def _reviewed_case_dir(tmp_path: Path, reviewed_at: datetime) -> Path:
     cases = tmp_path / "cases"
     cases.mkdir()
     source = json.loads((ROOT / "cases" / "IL-0427.json").read_text(encoding="utf-8"))
-    source["review"] = {"written_by": "test", "reviewed_at": (datetime.now(UTC) - timedelta(days=2)).isoformat()}
+    source["review"] = {"written_by": "test", "reviewed_at": reviewed_at.isoformat()}
     (cases / "IL-0427.json").write_text(json.dumps(source), encoding="utf-8")
     return cases
 
 
+@pytest.mark.parametrize("instant", every_instant())
 def test_digest_dry_run_then_post_exactly_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], instant: Instant
 ) -> None:
-    cases = _reviewed_case_dir(tmp_path)
+    """At each instant, a case reviewed an hour before the slot due then is previewed, posted once, and not
+    posted again."""
+    cases = _reviewed_case_dir(tmp_path, datetime.fromisoformat(instant.slot) - timedelta(hours=1))
+    for name, value in instant.env.items():
+        monkeypatch.setenv(name, value)
+    if instant.cron != WEEKLY:
+        monkeypatch.setenv("DIGEST_CHANNEL", "CDIGEST")  # a schedule of its own needs a channel to post to
     assert main(["--cases", str(cases), "digest", "--dry-run"]) == 0
     assert "IL-0427" in capsys.readouterr().out
-    assert main(["--cases", str(cases), "digest", "--post"]) == 2  # no token, no channel
+    assert main(["--cases", str(cases), "digest", "--post"]) == 2  # no token (and maybe no channel)
     assert main(["--cases", str(cases), "digest", "--post", "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["status"] == "refused"
     with FakeSlack() as slack:
@@ -125,6 +133,7 @@ def test_digest_dry_run_then_post_exactly_once(
         assert main(["--cases", str(cases), "digest", "--post", "--json"]) == 0
         first = json.loads(capsys.readouterr().out)
         assert first["status"] == "posted" and len(first["message_ts"]) == 1
+        assert first["period"] == instant.slot
         assert main(["--cases", str(cases), "digest", "--post"]) == 0
         assert "done" in capsys.readouterr().out
         posted = slack.posted("CDIGEST")

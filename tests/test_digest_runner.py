@@ -1,6 +1,6 @@
 """The digest runner end to end: real storage (SQLite, PostgreSQL) and the fake Slack Web API over loopback.
 
-Exactly-once under concurrency and crashes uses real processes (spawn) started on a barrier; clocks are
+Exactly-once under concurrency and crashes uses real processes (forkserver) started on a barrier; clocks are
 injected, so leases "expire" without waiting, and backoff sleeps are recorded instead of slept.
 """
 
@@ -9,15 +9,19 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import queue
 import signal
+import time
+import traceback
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 from conftest import make_case
 from fake_slack import FakeSlack, wait_for
+from instants import Instant, every_instant
 
 from bot.digest.content import latest_slot, period_key
 from bot.digest.plan import DigestPlan, plan_next_digest
@@ -102,6 +106,34 @@ async def test_due_digest_posts_once_then_nothing(storage: Storage, fake_slack: 
     assert again.status == "done"
     assert len(fake_slack.posted(CHANNEL)) == 1
     assert not fake_slack.calls("conversations.history")  # a first claim needs no history check
+
+
+@pytest.mark.parametrize("instant", every_instant())
+async def test_at_each_instant_the_due_digest_posts_once(
+    storage: Storage, fake_slack: FakeSlack, instant: Instant
+) -> None:
+    """A case reviewed an hour before the slot due at the instant is posted once under that slot's key; a run
+    little later posts nothing more."""
+    slot = datetime.fromisoformat(instant.slot)
+    cases = [make_case("case-00", (slot - timedelta(hours=1)).isoformat())]
+    params = DigestParams(cron=instant.cron, timezone=instant.timezone, lease_seconds=LEASE, retry=PARAMS.retry)
+    outcome = await make_runner(storage, fake_slack, cases, now=instant.at, params=params).run_due(instant.at)
+    assert (outcome.status, outcome.period_key) == ("posted", instant.slot)
+    later = instant.at + timedelta(seconds=30)
+    assert (await make_runner(storage, fake_slack, cases, now=later, params=params).run_due(later)).status == "done"
+    assert parts_of(fake_slack) == [(instant.slot, 1, 1)]
+
+
+async def test_the_repeated_hour_posts_its_digest_once(storage: Storage, fake_slack: FakeSlack) -> None:
+    new_york = ZoneInfo("America/New_York")
+    params = DigestParams(cron="30 1 * * *", timezone="America/New_York", lease_seconds=LEASE, retry=PARAMS.retry)
+    cases = [make_case("case-00", "2027-11-06T12:00:00-04:00")]
+    first = datetime(2027, 11, 7, 1, 35, tzinfo=new_york)
+    second = datetime(2027, 11, 7, 1, 35, fold=1, tzinfo=new_york)  # an hour later, the same wall time
+    assert second.astimezone(UTC) - first.astimezone(UTC) == timedelta(hours=1)
+    for moment in (first, second):
+        await make_runner(storage, fake_slack, cases, now=moment, params=params).run_due(moment)
+    assert parts_of(fake_slack) == [("2027-11-07T01:30-04:00", 1, 1)]
 
 
 async def test_sixty_cases_post_as_tagged_parts(storage: Storage, fake_slack: FakeSlack) -> None:
@@ -300,53 +332,82 @@ async def test_stale_claim_of_an_older_period_is_finished(storage: Storage, fake
 # real processes
 
 
+# Children are forked from a server that imported this module once (not spawned, each importing it again):
+# real, separate processes with no state of the test's, at a fraction of the start-up cost.
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload([__name__, "alembic.command", "bot.storage.migrate"])
+CHILD_DEADLINE = 120.0  # seconds for a spawned child to start, migrate and run, on a loaded 2-core machine
+
+
 def _child_run(
     storage_url: str, base_url: str, now: str, cases: int, barrier: Any, results: Any, migrate: bool
 ) -> None:
-    """Runs in a spawned process: open storage, (migrate,) wait on the barrier, run the due digest."""
-    store = open_storage(storage_url)
-    if migrate:
-        store.migrate()
-    moment = datetime.fromisoformat(now)
-    runner = DigestRunner(
-        store,
-        digest_client("xoxb-test", base_url),
-        CHANNEL,
-        PARAMS,
-        cases=lambda: week_cases(cases),
-        clock=lambda: moment,
-    )
-    if barrier is not None:
-        barrier.wait(timeout=30)
-    outcome = asyncio.run(runner.run_due(moment))
-    results.put(outcome.status)
-    store.close()
+    """Runs in a spawned process: open storage, (migrate,) wait on the barrier, run the due digest. Puts
+    ``("ok", status)`` or ``("error", traceback)``: a child that fails says why, in the test's report."""
+    try:
+        store = open_storage(storage_url)
+        if migrate:
+            store.migrate()
+        moment = datetime.fromisoformat(now)
+        runner = DigestRunner(
+            store,
+            digest_client("xoxb-test", base_url),
+            CHANNEL,
+            PARAMS,
+            cases=lambda: week_cases(cases),
+            clock=lambda: moment,
+        )
+        if barrier is not None:
+            barrier.wait(timeout=CHILD_DEADLINE)
+        outcome = asyncio.run(runner.run_due(moment))
+        store.close()
+    except BaseException:
+        results.put(("error", traceback.format_exc()))
+        raise
+    results.put(("ok", outcome.status))
 
 
 def _spawn(target_args: tuple[Any, ...]) -> multiprocessing.process.BaseProcess:
-    process = multiprocessing.get_context("spawn").Process(target=_child_run, args=target_args, daemon=True)
+    process = _CONTEXT.Process(target=_child_run, args=target_args, daemon=True)
     process.start()
     return process
 
 
+def _outcomes(results: Any, processes: list[multiprocessing.process.BaseProcess]) -> list[str]:
+    """Each child's status, waiting for all of them against one deadline (a child that died without a word
+    ends the wait at once); a child's error fails the test with its traceback."""
+    deadline = time.monotonic() + CHILD_DEADLINE
+    said: list[tuple[str, str]] = []
+    while len(said) < len(processes) and time.monotonic() < deadline:
+        try:
+            said.append(results.get(timeout=0.2))
+        except queue.Empty:
+            if all(process.exitcode is not None for process in processes) and results.empty():
+                break
+    for process in processes:
+        process.join(timeout=max(0.1, deadline - time.monotonic()))
+    errors = [text for kind, text in said if kind == "error"]
+    assert not errors, "a child failed:\n" + "\n".join(errors)
+    assert [process.exitcode for process in processes] == [0] * len(processes), f"children said {said}"
+    return sorted(text for _, text in said)
+
+
+@pytest.mark.timing
 def test_two_processes_on_a_barrier_post_once(storage_url: str, fake_slack: FakeSlack) -> None:
-    context = multiprocessing.get_context("spawn")
+    context = _CONTEXT
     barrier = context.Barrier(2)
     results = context.Queue()
     args = (storage_url, fake_slack.base_url, NOW.isoformat(), 3, barrier, results, True)
-    processes = [_spawn(args) for _ in range(2)]
-    for process in processes:
-        process.join(timeout=60)
-        assert process.exitcode == 0
-    statuses = sorted(results.get(timeout=5) for _ in processes)
+    statuses = _outcomes(results, [_spawn(args) for _ in range(2)])
     assert statuses[0] in ("busy", "done")
     assert statuses[1] == "posted"
     assert len(fake_slack.posted(CHANNEL)) == 1
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("landed", [True, False], ids=["held-post-landed", "held-post-lost"])
 def test_sigkill_while_post_is_held(storage: Storage, storage_url: str, fake_slack: FakeSlack, landed: bool) -> None:
-    context = multiprocessing.get_context("spawn")
+    context = _CONTEXT
     fake_slack.hold("chat.postMessage")
     results = context.Queue()  # kept referenced until the child has unpickled it
     process = _spawn((storage_url, fake_slack.base_url, NOW.isoformat(), 3, None, results, False))

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import re2
+from conftest import NOW
 from slack_harness import HarnessSlack, SlackHarness, harness_settings
 from test_slack_interactive import _interaction, buttons, click
 
@@ -28,6 +29,7 @@ from bot.library.drafts import draft_problems, next_local_id, propose_signatures
 from bot.library.review import review_library
 from bot.matching.examples import redact
 from bot.matching.signatures import re2_options
+from bot.ops.clock import fixed
 from bot.ops.settings import BUNDLED_CASES
 from bot.replies.buttons import ACTION_NOT_THIS
 from bot.replies.drafts import ACTION_DRAFT, DRAFT_CALLBACK
@@ -407,7 +409,7 @@ def test_the_console_starts_a_draft_from_the_last_paste(tmp_path: Path, library:
     from bot.storage.memory import MemoryStorage
 
     out: list[str] = []
-    service = IncidentService(library, MemoryStorage())
+    service = IncidentService(library, MemoryStorage(), now=fixed(NOW))
     console = Console(service, out.append)
     console.run([":draft too early", *UNKNOWN.splitlines(), "", ":draft NVSwitch torn down | it tore down", ":quit"])
     text = "\n".join(out)

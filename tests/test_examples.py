@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import NOW, run_cli_at
+from instants import Instant, every_instant
 from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event
 from test_slack_interactive import buttons, click
 
@@ -23,6 +25,7 @@ from bot.library.case_store import CaseLibrary
 from bot.library.ordinary import ordinary_text
 from bot.matching.examples import Confirmed, Ordinary, example_lines, looks_like_error, redact, refusal, resembles
 from bot.model.case import Strength
+from bot.ops.clock import fixed
 from bot.replies.buttons import ACTION_HELPFUL, ACTION_KEEP, ACTION_NOT_THIS, ACTION_OTHERS, ACTION_PICK
 from bot.storage import Storage, open_storage
 from bot.storage.memory import MemoryStorage
@@ -425,7 +428,7 @@ async def test_two_confirmations_of_a_generic_line_never_answer_a_paste(replicas
 
 
 def test_words_common_to_many_case_texts_are_generic(library: CaseLibrary) -> None:
-    service = IncidentService(library, MemoryStorage())
+    service = IncidentService(library, MemoryStorage(), now=fixed(NOW))
     screen = service.examples.screen()
     assert {"hardware", "problem", "slurm"} <= screen.common  # in a quarter of the bundled cases' texts
     line = "ERROR: hardware problem reported by slurm, job failed"
@@ -472,7 +475,7 @@ def _cli_store(tmp_path: Path, monkeypatch: Any) -> Storage:
 
 def test_examples_list_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
     store = _cli_store(tmp_path, monkeypatch)
-    now = datetime.now(UTC)
+    now = run_cli_at(monkeypatch)
     store.add_examples("IL-0427", (NOVEL,), "U1", "C1", 7, now)
     store.add_examples("IL-0427", (NOVEL,), "U2", "C2", 8, now)
     store.reject_examples("IL-0427", (NOVEL,))
@@ -490,9 +493,12 @@ def test_examples_list_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "Examples that keep getting Not this case" in report and "IL-0427" in report
 
 
-def test_examples_list_since(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
+@pytest.mark.parametrize("instant", every_instant())
+def test_examples_list_since(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any, instant: Instant
+) -> None:
     store = _cli_store(tmp_path, monkeypatch)
-    now = datetime.now(UTC)
+    now = run_cli_at(monkeypatch, instant.at)
     store.add_examples("IL-0427", (NOVEL,), "U1", "C1", 7, now - timedelta(days=20))
     store.add_examples("IL-0414", (XID,), "U2", "C2", 8, now - timedelta(days=2))
     store.close()
@@ -514,7 +520,7 @@ async def test_a_member_of_a_reviewer_group_weighs_like_a_listed_reviewer(
     """REVIEWERS may name a user group: its members' confirmations are decisive at once, like a listed
     user's (the runtime reads the group with usergroups.users.list)."""
     fake.usergroups["S0REVIEW"] = ["U8"]
-    service = IncidentService(library, storage, deadline_s=20.0, reviewers=frozenset({"S0REVIEW"}))
+    service = IncidentService(library, storage, now=fixed(NOW), deadline_s=20.0, reviewers=frozenset({"S0REVIEW"}))
     async with SlackHarness(fake, service, harness_settings(fake, CASES_RELOAD_SECONDS=1)) as h:
         await h.wait_for(lambda: "U8" in service.examples.reviewers, within=15)
         assert not service.match(PARAPHRASE).reply
@@ -524,6 +530,7 @@ async def test_a_member_of_a_reviewer_group_weighs_like_a_listed_reviewer(
         assert best is not None and best.tier.value == "strong"
 
 
+@pytest.mark.timing
 def test_a_paste_naming_thousands_of_hosts_is_redacted_fast() -> None:
     """Two thousand failing hosts in one 2 MiB paste: the lines a confirmation keeps are redacted in well
     under a second (one pattern per line, of the names that line holds; it was 8 s, past the deadline)."""

@@ -11,16 +11,19 @@ import shutil
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import NOW
+from instants import Instant, a_few_instants
 from slack_harness import HarnessSlack, SlackHarness, harness_settings
 
 from bot.app.service import IncidentService
 from bot.cli.console import Console
 from bot.library.case_store import load_library
+from bot.ops.clock import fixed
 from bot.ops.settings import BUNDLED_CASES
 from bot.slack.app import create_app
 from bot.slack.identity import TokenRejected
@@ -126,7 +129,9 @@ def test_validating_a_missing_directory_is_one_line(env: dict[str, str], tmp_pat
 def console_output(lines: list[str], storage: Storage | None = None) -> str:
     library = load_library(BUNDLED_CASES)
     out: list[str] = []
-    Console(IncidentService(library, storage or MemoryStorage()), write=out.append).run(line + "\n" for line in lines)
+    Console(IncidentService(library, storage or MemoryStorage(), now=fixed(NOW)), write=out.append).run(
+        line + "\n" for line in lines
+    )
     return "\n".join(out)
 
 
@@ -193,20 +198,22 @@ def test_digest_json_is_always_json(env: dict[str, str], tmp_path: Path) -> None
     assert plan["messages"] == [] or plan["case_ids"]
 
 
-def test_console_and_cli_show_the_same_next_digest(env: dict[str, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("instant", a_few_instants())
+def test_console_and_cli_show_the_same_next_digest(env: dict[str, str], tmp_path: Path, instant: Instant) -> None:
     cases = tmp_path / "cases"
     cases.mkdir()
-    reviewed = (datetime.now(UTC) - timedelta(days=2)).isoformat(timespec="seconds")
+    reviewed = (datetime.fromisoformat(instant.slot) + timedelta(minutes=1)).isoformat(timespec="seconds")
     for case_id in ("IL-0427", "IL-0414"):
         data = json.loads((BUNDLED_CASES / f"{case_id}.json").read_text(encoding="utf-8"))
         data.setdefault("review", {})["reviewed_at"] = reviewed if case_id == "IL-0427" else "2020-01-01T00:00:00Z"
         (cases / f"{case_id}.json").write_text(json.dumps(data), encoding="utf-8")
-    env = {**env, "CASES_DIR": str(cases), "DIGEST_TIMEZONE": "Asia/Seoul"}
+    # Reviewed after the due slot: the due digest has nothing and posts nothing, so the next one is previewed.
+    env = {**env, **instant.env, "CASES_DIR": str(cases), "DIGEST_CHANNEL": "CDIGEST"}
     plan = json.loads(cli(["digest", "--json"], env, tmp_path).stdout)
-    assert plan["case_ids"] == ["IL-0427"] and plan["period"]["timezone"] == "Asia/Seoul"
+    assert plan["case_ids"] == ["IL-0427"] and plan["period"]["timezone"] == instant.timezone
     start = datetime.fromisoformat(plan["period"]["start"])
     end = datetime.fromisoformat(plan["period"]["end"])
-    assert end.utcoffset() == timedelta(hours=9)
+    assert start == datetime.fromisoformat(instant.slot) and end > instant.at
     window = f"{start:%Y-%m-%d %H:%M} – {end:%Y-%m-%d %H:%M}"
     console = cli(["console"], env, tmp_path, stdin="/incident digest\n").stdout
     cli_text = cli(["digest"], env, tmp_path).stdout
@@ -214,7 +221,10 @@ def test_console_and_cli_show_the_same_next_digest(env: dict[str, str], tmp_path
         assert window in shown and "IL-0427" in shown and "IL-0414" not in shown.split("Digest", 1)[-1]
 
 
-def test_a_case_reviewed_now_is_previewed_on_a_fresh_database(env: dict[str, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("instant", a_few_instants())
+def test_a_case_reviewed_now_is_previewed_on_a_fresh_database(
+    env: dict[str, str], tmp_path: Path, instant: Instant
+) -> None:
     """No digest has run yet, so the latest slot's is due; with nothing in it, its run posts nothing, and the
     preview shows the next digest that posts: the one carrying the case reviewed a moment ago."""
     cases = tmp_path / "cases"
@@ -222,11 +232,12 @@ def test_a_case_reviewed_now_is_previewed_on_a_fresh_database(env: dict[str, str
     data = json.loads((BUNDLED_CASES / "IL-0427.json").read_text(encoding="utf-8"))
     data.setdefault("review", {})["reviewed_at"] = "2020-01-01T00:00:00Z"
     (cases / "IL-0427.json").write_text(json.dumps(data), encoding="utf-8")
-    env = {**env, "CASES_DIR": str(cases)}
+    env = {**env, **instant.env, "CASES_DIR": str(cases), "DIGEST_CHANNEL": "CDIGEST"}
     assert cli(["cases", "review", "IL-0427", "--by", "Jiwoo Park"], env, tmp_path).returncode == 0
     plan = json.loads(cli(["digest", "--json"], env, tmp_path).stdout)
     assert plan["case_ids"] == ["IL-0427"] and plan["due"] is False
-    assert datetime.fromisoformat(plan["period"]["end"]) > datetime.now(UTC)
+    assert datetime.fromisoformat(plan["period"]["start"]) == datetime.fromisoformat(instant.slot)
+    assert datetime.fromisoformat(plan["period"]["end"]) > instant.at
 
 
 # -- 9 and 10: validate, and messages without noise ------------------------------------------------------
@@ -260,18 +271,19 @@ def test_creating_the_app_with_the_token_in_the_environment_logs_no_notice(
     from bot.app.services import Services
 
     with caplog.at_level(logging.DEBUG):
-        create_app(harness_settings(fake), Services.around(IncidentService(library, MemoryStorage())))
+        create_app(harness_settings(fake), Services.around(IncidentService(library, MemoryStorage(), now=fixed(NOW))))
     assert not [r for r in caplog.records if "token" in r.getMessage() and "unused" in r.getMessage()]
 
 
 # -- 11: Slack's API unreachable or the token refused ---------------------------------------------------
 
 
+@pytest.mark.timing
 async def test_a_slash_command_is_acked_at_once_while_slack_is_unreachable(
     fake: HarnessSlack, storage: Storage, library: Any
 ) -> None:
     fake.hold("auth.test")  # Slack's API does not answer
-    service = IncidentService(library, storage, deadline_s=20.0)
+    service = IncidentService(library, storage, now=fixed(NOW), deadline_s=20.0)
     try:
         async with SlackHarness(fake, service, harness_settings(fake), auth_wait=0.2) as h:
             started = time.monotonic()
@@ -289,7 +301,7 @@ async def test_a_refused_token_stops_the_start_with_one_reason(fake: HarnessSlac
     from bot.app.services import Services
 
     fake.queue("auth.test", status=200, body={"ok": False, "error": "invalid_auth"})
-    services = Services.around(IncidentService(library, MemoryStorage()))
+    services = Services.around(IncidentService(library, MemoryStorage(), now=fixed(NOW)))
     with pytest.raises(TokenRejected, match=r"Slack rejected SLACK_BOT_TOKEN \(invalid_auth\)"):
         await start_slack(harness_settings(fake), services)
 
@@ -347,8 +359,10 @@ def test_a_run_without_postgresql_says_so_at_the_end(env: dict[str, str], tmp_pa
         check=False,
     )
     assert done.returncode == 0, done.stdout[-2000:]
-    last = done.stdout.strip().splitlines()[-2:]
-    assert "PostgreSQL tests did NOT run" in last[0] and "TEST_DATABASE_URL=" in last[1]
+    lines = done.stdout.strip().splitlines()
+    assert "SKIPPED" not in done.stdout and "deselected" in lines[-1]
+    backends = lines[-2]
+    assert "SQLite only" in backends and "PostgreSQL tests did NOT run" in backends and "TEST_DATABASE_URL=" in backends
 
 
 async def test_the_language_lookup_survives_slack_being_unreachable() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import NOW
 
 from bench.quality import load_pastes, load_real
 from bot.library.case_store import load_library
@@ -69,16 +70,12 @@ def test_most_replies_show_what_to_do_first() -> None:
 
 def test_the_why_stays_when_a_node_failed_before() -> None:
     """The repeat-node warnings take room; a step goes before the one-line cause does."""
-    from datetime import UTC, datetime
-
     from bot.model.results import NodeEvent
 
     paste = b"gpu-a17 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)\n"
     result = MATCHER.match(paste)
     assert result.best is not None
-    earlier = [
-        NodeEvent("gpu-a17", "IL-0427", "gpu-memory-ecc", True, "C1", f"{i}.1", datetime.now(UTC)) for i in range(3)
-    ]
+    earlier = [NodeEvent("gpu-a17", "IL-0427", "gpu-memory-ecc", True, "C1", f"{i}.1", NOW) for i in range(3)]
     history = {"gpu-a17": earlier, "gpu-a17.other": earlier}
     fills = result.suspects.fills if result.suspects else {}
     for langs in (("en", "ko"), ("ko", "en")):

@@ -191,6 +191,7 @@ def test_deadline_stops_the_text_stage() -> None:
     assert result.timed_out
 
 
+@pytest.mark.timing
 def test_hostile_ten_megabyte_paste_is_bounded() -> None:
     hostile = ("a" * 3000 + "\n") * 3500  # ~10 MB of long lines
     started = time.perf_counter()
@@ -236,6 +237,7 @@ def test_relaxed_set_patterns_are_confirmed_by_the_exact_signature() -> None:
     assert matcher.match("code=123 failed").best is not None
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize(
     ("shape", "paste", "slack"),
     [

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli_at
 from fake_slack import FakeSlack
+from instants import Instant, every_instant
 from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event
 from test_slack_interactive import buttons, click
 
@@ -322,8 +324,9 @@ async def test_a_repeat_inside_the_noise_window_is_answered_and_asking_again_cou
     assert len(storage.node_events(clock() - timedelta(days=1), ("gpu-b01",))) == 1
 
 
+@pytest.mark.parametrize("instant", every_instant())
 def test_nodes_json_lists_the_gpu_and_hosts_newest_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, instant: Instant
 ) -> None:
     for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "CASES_DIR", "DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
@@ -332,7 +335,7 @@ def test_nodes_json_lists_the_gpu_and_hosts_newest_first(
 
     store = open_storage(f"sqlite:///{tmp_path / 'data' / 'incident-bot.sqlite3'}")
     store.migrate()
-    now = datetime.now(UTC)
+    now = run_cli_at(monkeypatch, instant.at)
 
     def failed(host: str, ts: str, hours_ago: int) -> NodeEvent:
         at = now - timedelta(hours=hours_ago)

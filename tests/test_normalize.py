@@ -88,6 +88,7 @@ def test_invalid_utf8_is_replaced_not_fatal() -> None:
     assert "ok" in clean(b"\xff\xfe ok \xc3", 1024).text
 
 
+@pytest.mark.timing
 def test_hostile_prefix_like_input_is_linear() -> None:
     hostile = ("[" * 50_000 + "rank" + "1" * 50_000 + "\n") * 20
     started = time.perf_counter()

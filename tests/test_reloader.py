@@ -7,18 +7,19 @@ import json
 import time
 from pathlib import Path
 
-from conftest import copy_bundled_cases
+from conftest import NOW, copy_bundled_cases
 
 from bot.app.reloader import fingerprint, reload_library, watch_library
 from bot.app.service import IncidentService
 from bot.library.case_store import load_library
+from bot.ops.clock import fixed
 from bot.storage.memory import MemoryStorage
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _service(directory: Path) -> IncidentService:
-    return IncidentService(load_library(directory), MemoryStorage())
+    return IncidentService(load_library(directory), MemoryStorage(), now=fixed(NOW))
 
 
 def test_a_new_case_appears_after_reload(tmp_path: Path) -> None:

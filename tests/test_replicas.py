@@ -13,21 +13,21 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
 import pytest
-from conftest import postgres_schema
+from conftest import NOW, postgres_schema
 from fake_slack import wait_for
 from slack_harness import BOT_TOKEN, SECRET, HarnessSlack, event_envelope, message_event, sign
 
@@ -44,12 +44,6 @@ STOP_DEADLINE = 15.0
 # -- processes -------------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def metric(text: str, name: str, **labels: str) -> float:
     """The sum of the samples of ``name`` (Prometheus text) whose labels include ``labels``."""
     total = 0.0
@@ -63,18 +57,27 @@ def metric(text: str, name: str, **labels: str) -> float:
     return total
 
 
+_LISTENING = re.compile(r"health checks on \[\('127\.0\.0\.1', (\d+)\)")
+
+
 class BotProcess:
-    """One ``incident-bot run`` in HTTP mode on its own loopback port; logs (JSON) go to a file."""
+    """One ``incident-bot run`` in HTTP mode on a loopback port of its own choosing (``PORT=0``: the port
+    is read from its log line, so two tests can never race for one); logs (JSON) go to a file."""
 
     def __init__(self, name: str, env: dict[str, str], workdir: Path) -> None:
         self.name = name
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = ""
         self.log_path = workdir / f"{name}.log"
-        self.env = {**env, "PORT": str(self.port)}
+        self.env = {**env, "PORT": "0"}
         self.workdir = workdir
         self.proc: subprocess.Popen[bytes] | None = None
-        self.http = httpx.Client(base_url=self.url, timeout=15)
+        self._http: httpx.Client | None = None
+
+    @property
+    def http(self) -> httpx.Client:
+        if self._http is None:
+            raise AssertionError(f"{self.name} has no address yet (wait_ready first)")
+        return self._http
 
     def start(self) -> BotProcess:
         with self.log_path.open("wb") as log:
@@ -95,6 +98,12 @@ class BotProcess:
             assert self.proc is not None
             if self.proc.poll() is not None:
                 raise AssertionError(f"{self.name} exited {self.proc.returncode}:\n{self.log()[-3000:]}")
+            if self._http is None:
+                listening = _LISTENING.search(self.log())
+                if listening is None:
+                    return False
+                self.url = f"http://127.0.0.1:{listening.group(1)}"
+                self._http = httpx.Client(base_url=self.url, timeout=15)
             try:
                 return self.http.get("/readyz").status_code == 200
             except httpx.TransportError:
@@ -109,7 +118,8 @@ class BotProcess:
         return self.http.get("/metrics").text
 
     def stop(self) -> None:
-        self.http.close()
+        if self._http is not None:
+            self._http.close()
         if self.proc is None or self.proc.poll() is not None:
             return
         self.proc.send_signal(signal.SIGTERM)
@@ -118,6 +128,12 @@ class BotProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(STOP_DEADLINE)
+
+
+def _clock_environment() -> dict[str, str]:
+    """faketime's variables, when the suite runs under it: the bots keep the test's clock (signed requests
+    carry the test's time, and Slack's five-minute replay window is checked against the bot's)."""
+    return {k: v for k, v in os.environ.items() if k.startswith("FAKETIME") or k == "LD_PRELOAD"}
 
 
 @pytest.fixture
@@ -134,6 +150,7 @@ def bots(tmp_path: Path, database_url: str, fake: HarnessSlack) -> Iterator[Call
 
     def launch(count: int, **settings: str) -> list[BotProcess]:
         env = {
+            **_clock_environment(),
             "PATH": os.environ.get("PATH", ""),
             "HOME": str(tmp_path),
             "PYTHONPATH": str(ROOT),
@@ -205,6 +222,7 @@ def posts(fake: HarnessSlack, channel: str) -> list[dict[str, Any]]:
 # -- tests -----------------------------------------------------------------------------------------------
 
 
+@pytest.mark.timing
 def test_a_delivery_and_its_retry_on_two_replicas_give_one_reply(
     bots: Callable[..., list[BotProcess]], fake: HarnessSlack
 ) -> None:
@@ -238,13 +256,14 @@ def test_a_delivery_and_its_retry_on_two_replicas_give_one_reply(
     assert '"event_id": "EvREPLICA1"' in a.log() and '"event_id": "EvREPLICA1"' in b.log()
 
 
+@pytest.mark.timing
 def test_a_digest_due_in_both_replicas_is_posted_once(
     bots: Callable[..., list[BotProcess]], fake: HarnessSlack, tmp_path: Path
 ) -> None:
     cases = tmp_path / "digest-cases"
     cases.mkdir()
     data = json.loads((ROOT / "cases" / "IL-0427.json").read_text(encoding="utf-8"))
-    yesterday = (datetime.now(UTC) - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
+    yesterday = (NOW - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
     data["review"]["reviewed_at"] = yesterday.isoformat().replace("+00:00", "Z")
     (cases / "IL-0427.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     # Daily at midnight UTC: today's slot has passed and covers yesterday's review; both replicas run the
@@ -255,6 +274,7 @@ def test_a_digest_due_in_both_replicas_is_posted_once(
         DIGEST_CHANNEL="CDIGEST",
         DIGEST_CRON="0 0 * * *",
         DIGEST_TIMEZONE="UTC",
+        INCIDENT_BOT_TEST_NOW=NOW.isoformat(),
     )
 
     def runs(bot: BotProcess) -> float:
@@ -294,7 +314,7 @@ def test_sighup_reloads_the_library_while_readyz_stays_200(
                     statuses.append(client.get("/readyz").status_code)
                 except httpx.TransportError:
                     statuses.append(0)
-                stop.wait(0.02)
+                time.sleep(0.02)  # not stop.wait(0.02): a timed wait never ends under faketime (README)
 
     prober = threading.Thread(target=probe, daemon=True)
     prober.start()

@@ -7,14 +7,15 @@ import asyncio
 import json
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 import structlog
-from conftest import copy_bundled_cases, make_case
+from conftest import NOW, copy_bundled_cases, make_case
 from fake_slack import wait_for
 from library_server import LibraryServer, strip_local
 from slack_harness import BOT_USER, HarnessSlack, SlackHarness, harness_settings, mention_event, message_event
@@ -25,6 +26,7 @@ from bot.app.service import IncidentService
 from bot.app.services import Services
 from bot.digest.runner import DigestError, DigestParams, RetryPolicy, digest_client
 from bot.library.case_store import load_library
+from bot.ops.clock import fixed
 from bot.slack.jobs import CountedDigestRunner, LibrarySync
 from bot.slack.runtime import start_slack
 from bot.storage import Storage
@@ -66,7 +68,7 @@ def recorder() -> Iterator[_ContextRecorder]:
 
 @pytest.fixture
 async def h(fake: HarnessSlack, storage: Storage) -> AsyncIterator[SlackHarness]:
-    service = IncidentService(load_library(ROOT / "cases"), storage, deadline_s=20.0)
+    service = IncidentService(load_library(ROOT / "cases"), storage, now=fixed(NOW), deadline_s=20.0)
     async with SlackHarness(fake, service, harness_settings(fake)) as harness:
         yield harness
 
@@ -102,9 +104,9 @@ async def test_commands_are_counted_as_slash_command(h: SlackHarness) -> None:
 
 
 async def test_digest_runs_and_failures_are_counted(fake: HarnessSlack, storage: Storage) -> None:
-    service = IncidentService(load_library(ROOT / "cases"), storage)
+    service = IncidentService(load_library(ROOT / "cases"), storage, now=fixed(NOW))
     params = DigestParams(timezone="UTC", cron="0 0 * * *", retry=RetryPolicy(attempts=1, base_seconds=0))
-    now = datetime.now(UTC)
+    now = NOW
     reviewed = (now - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0).isoformat()
     runner = CountedDigestRunner(
         storage,
@@ -125,7 +127,7 @@ async def test_digest_runs_and_failures_are_counted(fake: HarnessSlack, storage:
 
 def test_reloads_are_counted_by_outcome(tmp_path: Path) -> None:
     cases = copy_bundled_cases(tmp_path, "IL-0427", "PUB-0003")
-    service = IncidentService(load_library(cases), _memory())
+    service = IncidentService(load_library(cases), _memory(), now=fixed(NOW))
     reloader = LibraryReloader(service, cases)
     assert reloader.reload("test") is not None
     (cases / "PUB-0003.json").write_text("{", encoding="utf-8")
@@ -141,7 +143,7 @@ def test_reloads_are_counted_by_outcome(tmp_path: Path) -> None:
 
 async def test_interval_watcher_reloads_a_changed_directory(tmp_path: Path) -> None:
     cases = copy_bundled_cases(tmp_path, "IL-0427")
-    service = IncidentService(load_library(cases), _memory())
+    service = IncidentService(load_library(cases), _memory(), now=fixed(NOW))
     reloader = LibraryReloader(service, cases)
     reloader.baseline()
     watcher = asyncio.create_task(reloader.watch(0.02))
@@ -155,7 +157,7 @@ async def test_interval_watcher_reloads_a_changed_directory(tmp_path: Path) -> N
 
 async def test_periodic_sync_reloads_what_it_wrote(fake: HarnessSlack, tmp_path: Path) -> None:
     cases = copy_bundled_cases(tmp_path, "IL-0427")
-    service = IncidentService(load_library(cases), _memory())
+    service = IncidentService(load_library(cases), _memory(), now=fixed(NOW))
     new = strip_local(json.loads((ROOT / "cases" / "PUB-0003.json").read_text(encoding="utf-8")))
     with LibraryServer() as library:
         library.put(new)
@@ -177,7 +179,7 @@ async def test_periodic_sync_reloads_what_it_wrote(fake: HarnessSlack, tmp_path:
 
 
 async def test_sync_runs_never_overlap(tmp_path: Path) -> None:
-    service = IncidentService(load_library(copy_bundled_cases(tmp_path, "IL-0427")), _memory())
+    service = IncidentService(load_library(copy_bundled_cases(tmp_path, "IL-0427")), _memory(), now=fixed(NOW))
     settings = harness_settings(_NoSlack(), CASES_DIR=str(tmp_path / "cases"), LIBRARY_API_URL="http://127.0.0.1:9")
     sync = LibrarySync("http://127.0.0.1:9", settings, LibraryReloader(service, tmp_path / "cases"))
     lock = threading.Lock()
@@ -188,7 +190,7 @@ async def test_sync_runs_never_overlap(tmp_path: Path) -> None:
         with lock:
             active += 1
             most = max(most, active)
-        threading.Event().wait(0.05)
+        time.sleep(0.05)
         with lock:
             active -= 1
         return False

@@ -5,9 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from conftest import NOW
+
 from bot.app.service import IncidentService, langs_for
 from bot.library.case_store import load_library
 from bot.model.results import Reply
+from bot.ops.clock import fixed
 from bot.storage.memory import MemoryStorage
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +27,7 @@ class Clock:
 
 
 def _service(**kwargs: object) -> IncidentService:
+    kwargs.setdefault("now", fixed(NOW))
     return IncidentService(LIBRARY, MemoryStorage(), **kwargs)  # type: ignore[arg-type]
 
 
@@ -96,8 +100,8 @@ def test_a_case_that_leaves_the_library_takes_its_examples_with_it(tmp_path: Pat
 
     line = "gpu-doctor: HBM bank 5 parity sweep failed on device 3, quarantine requested by node agent"
     storage = MemoryStorage()
-    service = IncidentService(LIBRARY, storage)
-    now = datetime.now(UTC)
+    service = IncidentService(LIBRARY, storage, now=fixed(NOW))
+    now = NOW
     for user in ("U1", "U2"):
         storage.add_examples("PUB-0009", (line,), user, "C1", 1, now)
     assert service.refresh_examples()

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from conftest import NOW
 from slack_harness import (
     BOT_TOKEN,
     BOT_USER,
@@ -30,6 +31,7 @@ from bot.app.services import Services
 from bot.library.case_store import CaseLibrary, load_library
 from bot.model.excerpt import Excerpt
 from bot.model.results import MatchResult
+from bot.ops.clock import fixed
 from bot.ops.settings import BUNDLED_CASES
 from bot.slack.app import DUPLICATE_HEADER
 from bot.slack.runtime import serve, start_slack
@@ -48,7 +50,7 @@ KeyError: 'input_ids'"""
 
 def make_service(library: CaseLibrary, storage: Storage) -> IncidentService:
     # A generous deadline: the tests are about Slack behaviour, not matcher speed on a busy CI box.
-    return IncidentService(library, storage, deadline_s=20.0)
+    return IncidentService(library, storage, now=fixed(NOW), deadline_s=20.0)
 
 
 @pytest.fixture
@@ -456,10 +458,11 @@ class _SlowMatchProbe(IncidentService):
         return result
 
 
+@pytest.mark.timing
 async def test_command_is_acked_while_a_10_mb_paste_is_matched(
     fake: HarnessSlack, storage: Storage, library: CaseLibrary
 ) -> None:
-    service = _SlowMatchProbe(library, storage, deadline_s=20.0)
+    service = _SlowMatchProbe(library, storage, now=fixed(NOW), deadline_s=20.0)
     filler = b"2026-10-01 12:00:00 INFO step 1234 loss 2.3141 lr 0.0001 throughput 123.4 tokens/s\n"
     fake.files["F10MB"] = filler * (10_000_000 // len(filler)) + ECC_PASTE.encode()
     file = {

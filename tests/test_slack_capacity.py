@@ -9,23 +9,25 @@ import threading
 import time
 
 import pytest
-from conftest import BACKENDS
+from conftest import BACKENDS, NOW
 from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event
 
 from bot.app.service import IncidentService
 from bot.app.workers import WorkerPools
 from bot.library.case_store import CaseLibrary
+from bot.ops.clock import fixed
 from bot.replies.labels import label
 from bot.storage import Storage
 
 ECC = "[rank3]: RuntimeError: CUDA error: uncorrectable ECC error encountered"
 
 
+@pytest.mark.timing
 async def test_a_full_matching_pool_never_delays_an_ack(
     fake: HarnessSlack, storage: Storage, library: CaseLibrary
 ) -> None:
     pools = WorkerPools(match_workers=1, match_queue=1)
-    service = IncidentService(library, storage, deadline_s=20.0)
+    service = IncidentService(library, storage, now=fixed(NOW), deadline_s=20.0)
     async with SlackHarness(fake, service, harness_settings(fake), pools=pools) as h:
         gate = threading.Event()
         blockers = [asyncio.create_task(pools.match(gate.wait, 60)) for _ in range(pools.limit)]

@@ -14,14 +14,14 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from conftest import make_case
+from conftest import NOW, make_case, run_cli_at
 from fake_slack import FakeSlack
 from slack_harness import HarnessSlack, SlackHarness, harness_settings, message_event, new_ts
 from sqlalchemy import text
 
 from bot.app.service import IncidentService
-from bot.library.case_store import CaseLibrary, load_library
-from bot.ops.settings import BUNDLED_CASES
+from bot.library.case_store import CaseLibrary
+from bot.ops.clock import fixed
 from bot.replies.buttons import (
     ACTION_DETAILS,
     ACTION_HELPFUL,
@@ -39,7 +39,7 @@ ECC_PASTE = (PASTES / "hw-ecc-pytorch-three-lines.txt").read_text()  # IL-0427 b
 
 @pytest.fixture
 async def h(fake: HarnessSlack, storage: Storage, library: CaseLibrary) -> AsyncIterator[SlackHarness]:
-    service = IncidentService(library, storage, deadline_s=20.0)
+    service = IncidentService(library, storage, now=fixed(NOW), deadline_s=20.0)
     async with SlackHarness(fake, service, harness_settings(fake)) as harness:
         yield harness
 
@@ -373,7 +373,7 @@ def big_library(count: int) -> CaseLibrary:
 
 
 async def test_app_home_is_published_within_100_blocks_for_2000_cases(fake: HarnessSlack, storage: Storage) -> None:
-    service = IncidentService(big_library(2000), storage, deadline_s=20.0)
+    service = IncidentService(big_library(2000), storage, now=fixed(NOW), deadline_s=20.0)
     now = service.now()
     for i in range(300):
         record = ReplyRecord("C1", f"{i}.1", f"{i}.0", (f"IL-{i % 40:04d}",), "strong", now, "auto")
@@ -418,11 +418,11 @@ def test_stats_command_prints_votes_per_case_and_the_most_rejected(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
     monkeypatch.chdir(tmp_path)
+    now = run_cli_at(monkeypatch)
     assert main(["stats"]) == 0
     assert "No feedback yet" in capsys.readouterr().out
     store = open_storage(f"sqlite:///{tmp_path / 'data' / 'incident-bot.sqlite3'}")
     try:
-        now = IncidentService(load_library(BUNDLED_CASES), store).now()
         votes = {
             "IL-0427": ["helpful", "helpful", "not_helpful"],
             "IL-0414": ["not_helpful"] * 3,

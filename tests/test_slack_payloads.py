@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import NOW
 from slack_harness import HarnessSlack, SlackHarness, harness_settings
 
 from bot.app.service import IncidentService
 from bot.library.case_store import CaseLibrary
+from bot.ops.clock import fixed
 from bot.storage import Storage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "slack"
@@ -44,7 +46,7 @@ def answered(h: SlackHarness) -> str:
 
 @pytest.fixture
 async def h(fake: HarnessSlack, storage: Storage, library: CaseLibrary) -> AsyncIterator[SlackHarness]:
-    service = IncidentService(library, storage, deadline_s=20.0)
+    service = IncidentService(library, storage, now=fixed(NOW), deadline_s=20.0)
     async with SlackHarness(fake, service, harness_settings(fake)) as harness:
         yield harness
 

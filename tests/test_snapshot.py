@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import NOW
 
 from bot.app.service import IncidentService
 from bot.library.case_store import load_library
 from bot.library.snapshot import FILES, LIBRARY, load_with_snapshot
+from bot.ops.clock import fixed
 from bot.ops.settings import BUNDLED_CASES
 from bot.storage.memory import MemoryStorage
 
@@ -37,12 +39,12 @@ def answers(service: IncidentService) -> list[tuple[bool, list[tuple[str, str, i
 
 
 def service_for(cases: Path, root: Path) -> IncidentService:
-    return IncidentService(load_with_snapshot(cases, root), MemoryStorage(), deadline_s=30.0)
+    return IncidentService(load_with_snapshot(cases, root), MemoryStorage(), now=fixed(NOW), deadline_s=30.0)
 
 
 def test_a_second_start_reads_the_snapshot_and_answers_the_same(cases: Path, tmp_path: Path) -> None:
     root = tmp_path / "snapshots"
-    expected = answers(IncidentService(load_library(cases), MemoryStorage(), deadline_s=30.0))
+    expected = answers(IncidentService(load_library(cases), MemoryStorage(), now=fixed(NOW), deadline_s=30.0))
     first = service_for(cases, root)
     assert answers(first) == expected
     [snapshot] = [p for p in root.iterdir() if p.is_dir()]

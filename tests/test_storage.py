@@ -84,6 +84,7 @@ def test_database_url_forms_map_to_psycopg_3(url: str, engine: str) -> None:
     assert engine_url(url) == engine
 
 
+@pytest.mark.postgres
 def test_a_postgres_scheme_url_opens_postgresql() -> None:
     """``postgres://`` (Heroku, many PaaS) opens the same database as ``postgresql://``, with psycopg 3."""
     from conftest import postgres_schema

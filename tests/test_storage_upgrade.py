@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -255,7 +256,12 @@ def test_opening_a_new_sqlite_file_while_another_process_holds_its_write_lock_wa
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     holder.execute("CREATE TABLE first_writer (x INTEGER)")
     holder.execute("BEGIN IMMEDIATE")  # the write lock of a file still in rollback-journal mode
-    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+
+    def commit_soon() -> None:
+        time.sleep(0.3)  # not threading.Timer: its timed wait never ends under faketime (see the README)
+        holder.execute("COMMIT")
+
+    release = threading.Thread(target=commit_soon)
     release.start()
     try:
         store = open_storage(f"sqlite:///{path}")

@@ -9,18 +9,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import NOW
 
 from bot.app.service import IncidentService
 from bot.cli.main import main
 from bot.library.case_store import CaseLibrary
 from bot.library.topics import Vocabulary, alias_problems, parse_aliases
 from bot.model.results import ReviewRecord
+from bot.ops.clock import fixed
 from bot.storage.memory import MemoryStorage
 
 
 @pytest.fixture
 def service(library: CaseLibrary) -> IncidentService:
-    return IncidentService(library, MemoryStorage())
+    return IncidentService(library, MemoryStorage(), now=fixed(NOW))
 
 
 def test_aliases_meet_under_one_topic(library: CaseLibrary) -> None:

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from rapidfuzz import fuzz, process
@@ -36,6 +36,7 @@ from bot.model.excerpt import Excerpt
 from bot.model.ids import canonical_id
 from bot.model.results import MatchResult, Reply, ReviewRecord
 from bot.model.summary import CaseSummary
+from bot.ops.clock import Clock
 from bot.ops.metrics import Metrics
 from bot.replies.messages import HELP, message
 from bot.replies.nodes import nodes_reply
@@ -80,10 +81,10 @@ class IncidentService:
         library: CaseLibrary,
         storage: Storage,
         *,
+        now: Clock,
         match_config: MatchConfig | None = None,
         deadline_s: float = 2.0,
         noise_window: timedelta = timedelta(minutes=60),
-        now: Callable[[], datetime] = lambda: datetime.now(UTC),
         monotonic: Callable[[], float] = time.monotonic,
         digest_cron: str = "0 9 * * mon",
         digest_timezone: str = "Asia/Seoul",

@@ -4,7 +4,7 @@ and only here."""
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from bot.app.workers import WorkerPools
 from bot.library.case_store import CaseLibrary, load_library, require_cases
 from bot.library.snapshot import load_with_snapshot
 from bot.matching.ranking import MatchConfig
+from bot.ops.clock import Clock, ticking_from
 from bot.ops.settings import Settings
 from bot.replies.seal import derive_key
 from bot.storage import Storage, open_storage
@@ -25,6 +26,21 @@ log = logging.getLogger("incident_bot")
 def load_settings(overrides: dict[str, Any] | None = None) -> Settings:
     """Settings from the environment and ``.env``, with command-line overrides on top."""
     return Settings(**(overrides or {}))
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def wall_clock(settings: Settings) -> Clock:
+    """The clock every service reads: the only reader of the wall clock in ``bot`` and ``handlers``.
+
+    ``INCIDENT_BOT_TEST_NOW`` (tests only) starts it at that instant instead, ticking from there: a test
+    that starts the bot as a subprocess runs its date logic at the instant the test chose."""
+    if settings.test_now is not None:
+        log.warning("INCIDENT_BOT_TEST_NOW is set: the clock starts at %s (tests only)", settings.test_now.isoformat())
+        return ticking_from(settings.test_now)
+    return _utc_now
 
 
 def load_cases(directory: Path, snapshots: Path | None = None) -> CaseLibrary:
@@ -55,10 +71,12 @@ def _remote_similar(api_url: str) -> Any:
     return similar
 
 
-def build_service(settings: Settings, storage: Storage | None = None, *, migrate: bool = True) -> IncidentService:
+def build_service(
+    settings: Settings, storage: Storage | None = None, *, migrate: bool = True, clock: Clock | None = None
+) -> IncidentService:
     """The one place where the library, storage and service are put together. ``migrate`` opens storage
     here (raising :class:`StorageError` with one line naming the setting); ``run`` opens it itself, with
-    retries."""
+    retries. ``clock`` defaults to :func:`wall_clock`."""
     library = load_cases(settings.cases_dir, snapshot_root(settings))
     store = storage or open_storage(settings.effective_database_url)
     if migrate:
@@ -66,6 +84,7 @@ def build_service(settings: Settings, storage: Storage | None = None, *, migrate
     service = IncidentService(
         library,
         store,
+        now=clock or wall_clock(settings),
         match_config=MatchConfig(max_bytes=settings.max_paste_bytes),
         deadline_s=settings.match_deadline_seconds,
         noise_window=timedelta(minutes=settings.noise_window_minutes),
@@ -87,10 +106,13 @@ def build_service(settings: Settings, storage: Storage | None = None, *, migrate
     return service
 
 
-def build_services(settings: Settings, storage: Storage | None = None, *, migrate: bool = True) -> Services:
+def build_services(
+    settings: Settings, storage: Storage | None = None, *, migrate: bool = True, clock: Clock | None = None
+) -> Services:
     """The service, its feedback side and the worker pools a long-running transport needs."""
     pools = WorkerPools(match_workers=settings.match_workers, match_queue=settings.match_queue)
-    return Services.around(build_service(settings, storage, migrate=migrate), pools, button_key(settings))
+    service = build_service(settings, storage, migrate=migrate, clock=clock)
+    return Services.around(service, pools, button_key(settings))
 
 
 def snapshot_root(settings: Settings) -> Path:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from bot.app.records import match_record
 from bot.app.service import IncidentService
-from bot.cli.compose import build_service, build_services, load_cases, load_settings, snapshot_root
+from bot.cli.compose import build_service, build_services, load_cases, load_settings, snapshot_root, wall_clock
 from bot.cli.console import BANNER, Console
 from bot.cli.db_cmd import cmd_db
 from bot.cli.drafts_cmd import cmd_draft_export, cmd_drafts, cmd_review
@@ -90,6 +90,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
     service = IncidentService(
         library,
         MemoryStorage(),
+        now=wall_clock(settings),
         match_config=MatchConfig(max_bytes=settings.max_paste_bytes),
         deadline_s=settings.match_deadline_seconds,
     )
@@ -115,7 +116,6 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
 def _cmd_digest(args: argparse.Namespace) -> int:
     import asyncio
-    from datetime import UTC, datetime
 
     from bot.digest.runner import DigestError, DigestParams, DigestRunner, digest_client
 
@@ -137,10 +137,10 @@ def _cmd_digest(args: argparse.Namespace) -> int:
         cases=service.digest_candidates,
         nodes=service.digest_nodes,
         lookup=lambda case_id: service.library.cases.get(case_id),
-        clock=lambda: datetime.now(UTC),
+        clock=service.now,
     )
     try:
-        outcome = asyncio.run(runner.run_due(datetime.now(UTC)))
+        outcome = asyncio.run(runner.run_due(service.now()))
     except DigestError as exc:
         if args.json:
             print(json.dumps({"status": "failed", "error": str(exc)}))

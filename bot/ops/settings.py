@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -85,6 +86,9 @@ class Settings(BaseSettings):
     )
     noise_window_minutes: int = Field(default=60, ge=0, validation_alias="NOISE_WINDOW_MINUTES")
     dedupe_ttl_seconds: int = Field(default=3600, ge=60, validation_alias="DEDUPE_TTL_SECONDS")
+    # For tests only: the process starts its clock at this instant (ISO 8601 with an offset) and lets it
+    # tick, so a subprocess runs date logic at the instant its test chose. Never set it in production.
+    test_now: datetime | None = Field(default=None, validation_alias="INCIDENT_BOT_TEST_NOW")
 
     @property
     def slack_enabled(self) -> bool:
@@ -140,6 +144,13 @@ class Settings(BaseSettings):
     def _app_token(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not value.get_secret_value().startswith("xapp-"):
             raise ValueError("must be an app-level token (xapp-...) with connections:write")
+        return value
+
+    @field_validator("test_now")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("must carry an offset (2027-01-07T03:00:00+00:00)")
         return value
 
     @field_validator("digest_channel")
