@@ -8,7 +8,7 @@ STAMP = $(VENV)/.installed-stamp
 RUN_VENV ?= .venv-run
 RUN_STAMP = $(RUN_VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck pytest stress bench quality ordinary clean
+.PHONY: run test lint typecheck pytest stress mutants bench quality ordinary clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "incident-bot needs Python 3.11+")'
@@ -49,6 +49,12 @@ stress: $(STAMP)
 	echo "stress: each timing test $(STRESS_COUNT) times, $$(nproc) core(s) kept busy"; \
 	$(BIN)/pytest -m timing --count $(STRESS_COUNT) -n 2 -q -p no:cacheprovider $$(grep -l 'mark.timing' tests/test_*.py)
 
+# Mutation testing of the security-relevant modules ([tool.mutmut] in pyproject.toml); fails under 90%.
+mutants: $(STAMP)
+	rm -rf mutants
+	$(BIN)/mutmut run --max-children 2 >/dev/null
+	$(BIN)/python -m bench.mutation_score --mutmut $(BIN)/mutmut
+
 quality: $(STAMP)
 	$(BIN)/python -m bench.quality
 
@@ -59,4 +65,4 @@ ordinary: $(STAMP)
 	$(BIN)/python tests/build_ordinary.py
 
 clean:
-	rm -rf $(VENV) $(RUN_VENV) .mypy_cache .ruff_cache .pytest_cache data
+	rm -rf $(VENV) $(RUN_VENV) .mypy_cache .ruff_cache .pytest_cache data mutants

@@ -173,6 +173,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _backends_line(config: pytest.Config) -> tuple[str, bool]:
     not_run = config.stash.get(_NOT_RUN, 0)
+    if not os.environ.get("TEST_DATABASE_URL") and not not_run:
+        return "storage backends: SQLite (no PostgreSQL test selected)", True
     if os.environ.get("TEST_DATABASE_URL"):
         return "storage backends: SQLite and PostgreSQL (TEST_DATABASE_URL, each test in its own schema)", True
     return (

@@ -27,7 +27,7 @@ from bot.cli.main import main
 from bot.library.case_store import CaseLibrary, load_library
 from bot.library.drafts import draft_problems, next_local_id, propose_signatures, propose_title
 from bot.library.review import review_library
-from bot.matching.examples import redact
+from bot.matching.redaction import redact
 from bot.matching.signatures import re2_options
 from bot.ops.clock import fixed
 from bot.ops.settings import BUNDLED_CASES

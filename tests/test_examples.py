@@ -23,7 +23,8 @@ from bot.app.service import IncidentService
 from bot.cli.main import main
 from bot.library.case_store import CaseLibrary
 from bot.library.ordinary import ordinary_text
-from bot.matching.examples import Confirmed, Ordinary, example_lines, looks_like_error, redact, refusal, resembles
+from bot.matching.examples import Confirmed, Ordinary, example_lines, looks_like_error, refusal, resembles
+from bot.matching.redaction import redact
 from bot.model.case import Strength
 from bot.ops.clock import fixed
 from bot.replies.buttons import ACTION_HELPFUL, ACTION_KEEP, ACTION_NOT_THIS, ACTION_OTHERS, ACTION_PICK
@@ -261,6 +262,96 @@ async def test_forged_or_moved_helpful_values_store_nothing(replicas: Replicas) 
     # The genuine click, for contrast, stores the example.
     [ok] = await click(a, ACTION_HELPFUL, value, user="U5", channel="C1", message_ts=posted["ts"], ephemeral=False)
     assert "now help recognise" in json.dumps(ok) and a.service.examples.stored()
+
+
+async def test_a_value_sealed_for_another_place_stores_nothing(replicas: Replicas) -> None:
+    """The seal binds a value to where it was shown; behind it, the reply log must agree: a private answer's
+    value (logged for U1) sealed as if shown to U5 in C2 (a share, a bug) and clicked there stores nothing."""
+    a, _ = replicas.both()
+    answer = await explicit(a, PASTE, user="U1")
+    body = buttons(answer["blocks"])[ACTION_HELPFUL].rpartition("~")[0]
+    assert json.loads(body).get("r")  # a private answer's value names its logged reply
+    moved = a.services.feedback.seal_value(body, "C2", "U5")
+    [clicked] = await click(a, ACTION_HELPFUL, moved, user="U5", channel="C2", ephemeral=True)
+    assert "no longer valid" in clicked["text"]
+    assert a.service.examples.stored() == [] and a.service.storage.feedback_counts() == []
+    original = buttons(answer["blocks"])[ACTION_HELPFUL]
+    [ok] = await click(a, ACTION_HELPFUL, original, user="U1", channel="C1", ephemeral=True)
+    assert "no longer valid" not in ok["text"]
+
+
+async def test_a_runner_ups_value_is_not_a_helpful_vote(replicas: Replicas) -> None:
+    """ "It was …" names a runner-up; its sealed value replayed on Helpful must not confirm that case as the
+    answer the reply gave."""
+    a, _ = replicas.both()
+    posted = await answered_paste(a, "C1", "U1")
+    [others] = await click(
+        a, ACTION_OTHERS, buttons(posted["blocks"])[ACTION_OTHERS], message_ts=posted["ts"], ephemeral=False
+    )
+    runner_up = buttons(others["blocks"])[f"{ACTION_PICK}:0"]
+    [answer] = await click(a, ACTION_HELPFUL, runner_up, ephemeral=True)
+    assert "no longer valid" in answer["text"]
+    assert a.service.examples.stored() == [] and a.service.storage.feedback_counts() == []
+    [picked] = await click(a, f"{ACTION_PICK}:0", runner_up, ephemeral=True)  # where it belongs, it counts
+    assert "noted as the answer" in picked["text"] and a.service.examples.stored()
+
+
+async def test_a_case_that_left_the_library_gets_no_examples(replicas: Replicas, tmp_path: Path) -> None:
+    """Helpful on an answer whose case a reload removed: the vote is kept, no example line is stored, and
+    the reply does not say any was."""
+    import shutil
+
+    from bot.library.case_store import load_library
+    from bot.ops.settings import BUNDLED_CASES
+
+    a, _ = replicas.both()
+    posted = await answered_paste(a, "C1", "U1")
+    record = a.service.storage.reply_for_message("C1", posted["ts"])
+    assert record is not None
+    best = record.case_ids[0]
+    smaller = tmp_path / "cases"
+    shutil.copytree(BUNDLED_CASES, smaller)
+    (smaller / f"{best}.json").unlink()
+    a.service.reload(load_library(smaller))
+    [answer] = await click(
+        a, ACTION_HELPFUL, buttons(posted["blocks"])[ACTION_HELPFUL], message_ts=posted["ts"], ephemeral=False
+    )
+    assert "now help recognise" not in json.dumps(answer)
+    assert a.service.storage.list_examples(datetime(2000, 1, 1, tzinfo=UTC)) == []
+
+
+async def test_expired_examples_leave_the_database(replicas: Replicas) -> None:
+    """Past the retention, the next confirmation deletes the expired rows (not only hides them)."""
+    a, _ = replicas.both()
+    await paste_and_vote(a, "C1", "U1")
+    every = datetime(2000, 1, 1, tzinfo=UTC)
+    old = a.service.storage.list_examples(every)
+    assert old
+    replicas.clock.value += timedelta(days=91)
+    await paste_and_vote(a, "C2", "U2")
+    left = a.service.storage.list_examples(every)
+    assert left and not {(e.user_id, e.channel) for e in left} & {(e.user_id, e.channel) for e in old}
+
+
+def test_a_confirmation_keeps_at_most_six_lines(library: CaseLibrary) -> None:
+    """However many storable lines a paste has, a confirmation stores six of them."""
+    from bot.matching.examples import lines_to_keep
+
+    pasted = "\n".join(
+        f"gpu-doctor: HBM bank {n} parity sweep failed on device {n}, quarantine {word} requested by agent"
+        for n, word in enumerate(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"])
+    )
+    result = IncidentService(library, MemoryStorage(), now=fixed(NOW)).match(f"{XID}\n{pasted}")
+    assert len(result.lines) > 6
+    assert len(lines_to_keep(result, ORDINARY)) == 6
+
+
+def test_lines_with_other_xid_codes_are_not_near_copies() -> None:
+    """A rejection of an Xid 79 answer must not count against a stored Xid 48 example: masked, the two lines
+    are alike, but the Xid code tells them apart. Another bus or pid is the same line."""
+    x48 = "NVRM: Xid (PCI:0000:3b:00): 48, pid=218402, name=python, An uncorrectable double bit error (DBE)"
+    assert resembles(x48.replace("3b:00", "89:00").replace("218402", "77"), x48)
+    assert not resembles(x48.replace("): 48,", "): 79,"), x48)
 
 
 # -- pure parts -------------------------------------------------------------------------------------------

@@ -73,6 +73,16 @@ async def exercise(session: ClientSession) -> None:
         assert odd.isError and said in odd.content[0].text  # type: ignore[union-attr]
     more = _payload(await session.call_tool("list_incidents", {"filters": {"topic": "nccl"}, "cursor": "5"}))
     assert not {i["id"] for i in more["items"]} & {i["id"] for i in page["items"]}
+    # Paged to the end: every case once, and the last page points nowhere.
+    seen, cursor, pages = [], None, 0
+    while pages < 50:
+        args: dict[str, Any] = {"filters": {"topic": "nccl"}, "limit": 5, **({"cursor": cursor} if cursor else {})}
+        step = _payload(await session.call_tool("list_incidents", args))
+        seen += [i["id"] for i in step["items"]]
+        cursor, pages = step["next_cursor"], pages + 1
+        if cursor is None:
+            break
+    assert cursor is None and len(seen) == len(set(seen)) == page["total"]
     topic = _payload(await session.call_tool("get_topic", {"name": "ecc"}))
     assert {"IL-0414", "IL-0427"} <= {c["id"] for c in topic["cases"]}
     vocabulary = _payload(await session.call_tool("vocab", {}))
@@ -221,11 +231,31 @@ async def test_streamable_http_on_loopback(http_server: tuple[str, Path]) -> Non
     url, _ = http_server
     async with http_session(url) as session:
         await exercise(session)
-    # DNS rebinding: a page on another name that resolves here is refused by Host and by Origin.
+    # DNS rebinding: a page on another name that resolves here is refused by Host (421) and by Origin (403),
+    # with the headers a real client sends (without them the SDK answers 406 whatever the check says).
     async with httpx.AsyncClient() as client:
-        host = await client.post(url, headers={"Host": "evil.example"}, json={})
-        origin = await client.post(url, headers={"Origin": "http://evil.example"}, json={})
-    assert host.status_code in {400, 403, 421} and origin.status_code in {400, 403}
+        host, origin = await _forged(client, url, {})
+    assert (host.status_code, origin.status_code) == (421, 403)
+
+
+async def _forged(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str]
+) -> tuple[httpx.Response, httpx.Response]:
+    """An initialize request under a forged Host, and one with a forged Origin."""
+    sent = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json", **headers}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "0"},
+        },
+    }
+    host = await client.post(url, headers={**sent, "Host": "evil.example"}, json=body)
+    origin = await client.post(url, headers={**sent, "Origin": "http://evil.example"}, json=body)
+    return host, origin
 
 
 def test_a_public_bind_needs_a_token_and_hosts(tmp_path: Path) -> None:
@@ -263,6 +293,10 @@ async def test_the_token_is_required_on_a_public_bind(tmp_path: Path) -> None:
             missing = await client.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
             wrong = await client.post(url, json={}, headers={"Authorization": "Bearer s3cret-tokem"})
         assert missing.status_code == 401 and wrong.status_code == 401
+        # The token is not enough: a public bind checks Host and Origin as well.
+        async with httpx.AsyncClient() as client:
+            host, origin = await _forged(client, url, {"Authorization": "Bearer s3cret-token"})
+        assert (host.status_code, origin.status_code) == (421, 403)
         async with http_session(url, {"Authorization": "Bearer s3cret-token"}) as session:
             await session.initialize()
             tools = await session.list_tools()

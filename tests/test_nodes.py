@@ -107,7 +107,8 @@ async def test_a_node_that_failed_before_is_named_with_its_thread(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("DATABASE_URL", storage.url)  # type: ignore[attr-defined]
     monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
-    assert main(["nodes", "--json", "--days", "3650"]) == 0  # the CLI runs on the real clock
+    run_cli_at(monkeypatch, clock())  # the CLI at the harness's instant
+    assert main(["nodes", "--json", "--days", "3650"]) == 0
     [host] = json.loads(capsys.readouterr().out)
     assert host["host"] == "gpu-a17" and host["failures"] == 2
     assert set(host["cases"]) == {second_case(second), first_case(first)}
@@ -118,6 +119,13 @@ async def test_a_node_that_failed_before_is_named_with_its_thread(
     [answer] = harness.hook_calls(url)
     said = json.dumps(answer.body, ensure_ascii=False)
     assert "gpu-a17* ×2 · IL-0415, IL-0414" in said and link in said
+    # A later failure of the same node, then the second answer drawn again: it shows the history as it was
+    # when that answer was made, not what happened after it.
+    clock.value += timedelta(days=1)
+    await paste(harness, XID79, "C4")
+    [redrawn] = await click(harness, ACTION_LANG, value, channel="C2", message_ts=second["ts"], ephemeral=False)
+    later = json.dumps(redrawn["blocks"], ensure_ascii=False)
+    assert "gpu-a17: 11월 30일 이후 2번 실패" in later and "3번 실패" not in later and "C4" not in later
 
 
 def first_case(posted: dict[str, Any]) -> str:

@@ -134,3 +134,72 @@ def test_planted_files_never_run(cases: Path, tmp_path: Path) -> None:
     (snapshot / "search" / "meta.py").write_text(payload, encoding="utf-8")
     service_for(cases, root)
     assert not marker.exists()
+
+
+def _planted(cases: Path, root: Path, edit: object) -> None:
+    """A first start saves the snapshot; ``edit(library_json)`` then changes it, well-formed (still JSON of
+    the right format and version)."""
+    service_for(cases, root)
+    [snapshot] = [p for p in root.iterdir() if p.is_dir()]
+    data = json.loads((snapshot / LIBRARY).read_bytes())
+    edit(data)  # type: ignore[operator]
+    (snapshot / LIBRARY).write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_case_pointing_past_the_saved_cases_is_not_trusted(cases: Path, tmp_path: Path) -> None:
+    root = tmp_path / "snapshots"
+
+    def past_the_end(data: dict[str, object]) -> None:
+        rows = data["cases"]
+        assert isinstance(rows, list)
+        rows[0][1] = 10**9  # offset of the first case, far past the end of cases.jsonl
+
+    _planted(cases, root, past_the_end)
+    library = load_with_snapshot(cases, root)
+    direct = load_library(cases)
+    assert {case_id: library.cases[case_id] for case_id in direct.cases} == dict(direct.cases.items())
+
+
+def test_a_malformed_signature_row_is_not_trusted(cases: Path, tmp_path: Path) -> None:
+    root = tmp_path / "snapshots"
+    expected = answers(IncidentService(load_library(cases), MemoryStorage(), now=fixed(NOW), deadline_s=30.0))
+
+    def bogus_kind(data: dict[str, object]) -> None:
+        rows = data["cases"]
+        assert isinstance(rows, list)
+        for row in rows:
+            for signature in row[4]:
+                signature[1] = "not-a-kind"
+
+    _planted(cases, root, bogus_kind)
+    assert answers(service_for(cases, root)) == expected
+
+
+def test_outcomes_saved_by_other_code_are_not_reused(cases: Path, tmp_path: Path) -> None:
+    """After an upgrade (another code version), every file is checked again: what the old code made of
+    an unchanged file may be wrong for the new one."""
+    root = tmp_path / "snapshots"
+    service_for(cases, root)
+    [first] = [p for p in root.iterdir() if p.is_dir()]
+    files = json.loads((first / FILES).read_bytes())
+    for entry in files["files"]:
+        if entry["name"] == "IL-0427.json":
+            entry["case"]["summary"]["title"]["en"] = "marker from older code"
+    files["version"] = "an older code version"
+    (first / FILES).write_text(json.dumps(files), encoding="utf-8")
+    os.utime(cases / "IL-0414.json")  # a new key: the library is loaded again
+    later = load_with_snapshot(cases, root)
+    assert later.summaries["IL-0427"].title.en != "marker from older code"
+
+
+def test_only_the_newest_three_snapshots_are_kept(tmp_path: Path) -> None:
+    cases = tmp_path / "few"
+    cases.mkdir()
+    for case_id in ("IL-0427", "IL-0414", "PUB-0009"):
+        shutil.copy(BUNDLED_CASES / f"{case_id}.json", cases / f"{case_id}.json")
+    root = tmp_path / "snapshots"
+    for n in range(10):
+        os.utime(cases / "IL-0414.json", ns=(10**18 + n, 10**18 + n))  # a new key each time
+        load_with_snapshot(cases, root)
+    kept = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert len(kept) == 3

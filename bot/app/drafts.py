@@ -21,7 +21,8 @@ from typing import Any
 
 from bot.library.case_store import Problem, parse_case
 from bot.library.drafts import draft_case, draft_problems, next_local_id, propose_signatures, propose_title
-from bot.library.review import command_problems, safety_problems
+from bot.library.review import command_problems
+from bot.library.safety import safety_problems
 from bot.model.case import Case
 from bot.model.results import DraftRecord, MatchResult, ReviewRecord
 from bot.storage.base import Storage

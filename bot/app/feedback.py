@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, Literal
 
+from bot.app.clicked import clicked_reply
 from bot.app.examples import is_direct_message
 from bot.app.nodes import Answered, Where
 from bot.app.routing import route_command
@@ -24,7 +25,6 @@ from bot.replies.buttons import (
     Click,
     match_buttons,
     other_lang,
-    parse_value,
     pick_value,
     rebuild_result,
     with_buttons,
@@ -132,26 +132,8 @@ class FeedbackService:
         return self.with_match_buttons(reply, result, langs, reply_id=reply_id), reply_id
 
     def clicked_reply(self, click: Click, *, any_case: bool = False) -> tuple[ButtonPayload, ReplyRecord] | None:
-        """The button value of ``click`` and the reply-log entry it belongs to, or None when the value is
-        not one of ours, the reply is unknown, or the click does not fit it: the case must be the
-        reply's best case (any case with ``any_case``: "It was …" names a runner-up, and the sealed
-        value is ours), and the click must come from the reply's channel (or, for an answer shown only
-        to one person, from that person)."""
-        value = self.unseal(click.value, click.channel_id, click.user_id)
-        payload = parse_value(value) if value is not None else None
-        if payload is None:
-            return None
-        if payload.reply_id is not None:
-            record = self.incident.storage.get_reply(payload.reply_id)
-        elif click.channel_id and click.message_ts and not click.ephemeral:
-            record = self.incident.storage.reply_for_message(click.channel_id, click.message_ts)
-        else:
-            record = None
-        if record is None or record.id is None or (record.case_ids[:1] != (payload.case_id,) and not any_case):
-            return None
-        if record.channel not in {click.channel_id, click.user_id}:
-            return None
-        return payload, record
+        """The button value of ``click`` and the reply-log entry it belongs to (``bot.app.clicked``)."""
+        return clicked_reply(click, self._key, self.incident.storage, any_case=any_case)
 
     def record_vote(self, click: Click, vote: Vote) -> Reply:
         """Store a Helpful / Not this case click (one vote per user per reply; a later click replaces

@@ -21,8 +21,8 @@ from rapidfuzz import fuzz, process
 
 from bot.matching.knownlines import XID_CODE, KnownLine, mask
 from bot.matching.ranking import MatchConfig
+from bot.matching.redaction import hosts_in, redact
 from bot.matching.signatures import squash
-from bot.matching.suspects import extract_suspects, is_host
 from bot.model.case import Strength
 from bot.model.results import MatchResult
 
@@ -68,131 +68,10 @@ _WORD = re.compile(r"(?<![a-z0-9])[a-z][a-z0-9]{2,}")
 PLACEHOLDERS = ("<host>", "<ip>", "<email>", "<user>", "<redacted>")
 _PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
 
-# Key names whose values are redacted (a pattern, not a password), with any prefix and suffix joined by
-# ``_ . -``: DB_PASSWORD, WANDB_API_KEY, aws_secret_access_key, hf-token; not "tokenizer" or "Unauthorized".
-_NAMES = r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?|auth)"
-_SENSITIVE_KEY = rf"(?:[\w.-]{{0,40}}?[_.-]|pg|mysql|mongo|redis)?{_NAMES}(?:[_.-][\w-]{{0,20}})?"
-# The public suffixes a fully qualified host name ends in: the common generic and internal ones and the
-# country codes, except those that are also file extensions in logs (.py .sh .so .rs .md .cc .pl .pm .in
-# .am .ac .pt .tf .cu .cl .mo .nc .mm .mk .ps .ml): ``torch.cuda.OutOfMemoryError`` or ``config.h.in``
-# are not hosts.
-_TLDS = frozenset(
-    """
-    com net org edu gov mil int io ai dev app cloud info biz tech online site xyz local localdomain internal
-    intranet lan corp home arpa example test invalid cluster svc priv private
-    ad ae af ag al ao aq ar as at au aw ax az ba bb bd be bf bg bh bi bj bm bn bo br bs bt bw by bz ca cd
-    cf cg ch ci ck cm cn co cr cv cw cx cy cz de dj dk dm do dz ec ee eg er es et eu fi fj fk fm fo fr ga
-    gd ge gf gg gh gi gl gm gn gp gq gr gs gt gu gw gy hk hm hn hr ht hu id ie il im iq ir is it je jm jo
-    jp ke kg kh ki km kn kp kr kw ky kz la lb lc li lk lr ls lt lu lv ly ma mc me mg mh mm mn mp mq mr ms
-    mt mu mv mw mx my mz na ne nf ng ni nl no np nr nu nz om pa pe pf pg ph pk pn pr pw qa re ro ru rw sa
-    sb sc sd se sg si sk sl sm sn sr ss st sv sx sy sz tc td tg th tj tk tl tm tn to tr tt tv tw tz ua ug
-    uk us uy uz va vc ve vg vi vn vu wf ws ye yt za zm zw
-    """.split()  # noqa: SIM905 - a word list reads better as text
-)
-_FQDN = re.compile(
-    r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){1,}([a-z]{2,24})(?![\w-]|\.[a-z0-9]|\()",
-    re.IGNORECASE,
-)
-
-# What is redacted before a line is stored or put in a button value, in this order.
-_REDACTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # Credentials in URLs: scheme://user:password@host
-    (re.compile(r"\b([a-z][a-z0-9+.-]{1,20}://)[^\s/:@]{0,200}:[^\s/@]{1,200}@"), r"\1<user>:<redacted>@"),
-    # Slack webhook and workflow URLs (the path is the secret), presigned S3 and GCS URLs' signatures
-    (re.compile(r"(hooks\.slack\.com/)(?:services|workflows|triggers)/[^\s\"'<>]{1,300}"), r"\1<redacted>"),
-    (
-        re.compile(r"\b(X-(?:Amz|Goog)-(?:Signature|Credential|Security-Token)=)[^&\s\"']{1,3000}", re.IGNORECASE),
-        r"\1<redacted>",
-    ),
-    # An Authorization header, whatever its scheme (Basic, Bearer, Digest, a bare key)
-    (
-        re.compile(
-            r"\b((?:proxy-)?authorization[\"']?\s{0,3}[=:]\s{0,3}[\"']?)"
-            r"(?:(?:basic|bearer|digest|token|negotiate|ntlm|apikey|aws4-hmac-sha256)\s{1,3})?[^\s\"',;]{1,500}",
-            re.IGNORECASE,
-        ),
-        r"\1<redacted>",
-    ),
-    (re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE), r"\1 <redacted>"),
-    # key=value, key: value, "key": "value" for secret-looking keys, also with a prefix (DB_PASSWORD,
-    # WANDB_API_KEY, aws_secret_access_key)
-    (
-        re.compile(
-            rf"\b({_SENSITIVE_KEY}[\"']?\s{{0,3}}[=:]\s{{0,3}})"
-            r"(?:\"[^\"\n]{0,300}\"|'[^'\n]{0,300}'|[^\s\"',;]{1,300})",
-            re.IGNORECASE,
-        ),
-        r"\1<redacted>",
-    ),
-    # command-line flags: --password hunter2, --hf-token hf_…
-    (
-        re.compile(rf"((?<!\S)--?{_SENSITIVE_KEY}\s{{1,3}})(?![-<])\S{{1,300}}", re.IGNORECASE),
-        r"\1<redacted>",
-    ),
-    # Known token shapes: Slack, GitHub, AWS access keys, OpenAI-style and Hugging Face keys, JWTs
-    (
-        re.compile(
-            r"\b(?:xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}|gh[pousr]_[A-Za-z0-9]{20,}"
-            r"|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{20,}|glpat-[A-Za-z0-9_-]{20,}"
-            r"|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
-        ),
-        "<redacted>",
-    ),
-    (re.compile(r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,200}\.[A-Za-z]{2,20}\b"), "<email>"),
-    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"), "<ip>"),
-)
-
-
-_MAX_HOSTS = 64  # host names replaced in one line (a line naming more is cut at MAX_LINE_CHARS anyway)
-
 
 def looks_like_error(line: str) -> bool:
     """Whether ``line`` reads like an error (not a progress or start-up line)."""
     return _ERRORISH.search(line) is not None
-
-
-# A two-label name (``mlflow.internal``, ``acme-corp.com``) is a host only under these suffixes: with the
-# others it is as often code (``np.int``, ``self.io``).
-_TWO_LABEL_TLDS = frozenset(
-    ["com", "net", "org", "edu", "gov", "internal", "local", "lan", "corp", "home", "intra", "cluster"]
-)
-
-
-def _fqdn(found: re.Match[str]) -> str:
-    tld = found.group(1).lower()
-    two_labels = found.group(0).count(".") == 1
-    return "<host>" if tld in (_TWO_LABEL_TLDS if two_labels else _TLDS) else found.group(0)
-
-
-_SLURM_ON = re.compile(r"\*\*\* (?:JOB|STEP) \d{1,12}(?:\.\w{1,20})? ON ([A-Za-z][\w.-]{0,100}) ")
-
-
-def hosts_in(lines: Iterable[str]) -> set[str]:
-    """The host names ``lines`` show where logs name a host (a syslog line's host, an NCCL or pdsh
-    prefix, ``[host]:``, srun's task and node-failure lines): the suspects extraction, line by line."""
-    found: set[str] = set()
-    for line in lines:
-        # Slurm's batch host (``*** JOB 42 ON gpu-b07 CANCELLED``): not a suspect, but a name all the same.
-        found.update(m.group(1) for m in _SLURM_ON.finditer(line) if is_host(m.group(1)))
-        found.update(host for host, _ in extract_suspects([line], [0], failed=True).hosts)
-    return found
-
-
-def redact(line: str, hosts: Iterable[str] = ()) -> str:
-    """``line`` with credentials, e-mail addresses, IP addresses and host names replaced by placeholders:
-    ``hosts`` (the paste's suspects), the hosts the line itself names in a host position (``hosts_in``)
-    and any fully qualified name with a real top-level domain."""
-    lower = line.lower()
-    # Only the names this line contains (a paste may name thousands of hosts), as one alternation.
-    names = {h for h in [*hosts, *hosts_in([line])] if len(h) >= 2 and h.lower() in lower}
-    text = line
-    for pattern, replacement in _REDACTIONS:
-        text = pattern.sub(replacement, text)
-    text = _FQDN.sub(_fqdn, text)
-    if names:
-        either = "|".join(re.escape(host) for host in sorted(names, key=len, reverse=True)[:_MAX_HOSTS])
-        text = re.sub(rf"(?<![A-Za-z0-9-])(?:{either})(?![A-Za-z0-9-])", "<host>", text, flags=re.IGNORECASE)
-    return text
 
 
 def words(text: str) -> set[str]:

@@ -1,0 +1,125 @@
+"""The MCP server's guards in process (``tests/test_mcp.py`` runs the real server): which binds count as
+loopback, the Host and Origin lists each bind gets, the refusals of a public bind without a token or hosts,
+and the bearer-token wrapper called as the ASGI app it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import make_settings
+
+from bot.mcp.run import McpMisconfigured, is_loopback, require_token, security
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("localhost", True),
+        ("127.0.0.1", True),
+        ("127.10.0.3", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("10.0.0.7", False),
+        ("::", False),
+        ("mcp.example", False),
+        ("localhost.example", False),
+    ],
+)
+def test_which_binds_are_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_loopback_accepts_loopback_names_and_the_listed_extras() -> None:
+    got = security(make_settings({"MCP_ALLOWED_HOSTS": "agent.lan:8765, ", "MCP_ALLOWED_ORIGINS": "http://ui.lan"}))
+    assert got.enable_dns_rebinding_protection is True
+    assert got.allowed_hosts == ["127.0.0.1:*", "localhost:*", "[::1]:*", "agent.lan:8765"]
+    assert got.allowed_origins == ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", "http://ui.lan"]
+
+
+def test_a_public_bind_accepts_exactly_what_is_listed() -> None:
+    got = security(
+        make_settings(
+            {
+                "MCP_HOST": "0.0.0.0",
+                "MCP_TOKEN": "t0ken-value",
+                "MCP_ALLOWED_HOSTS": "mcp.example:8765,10.0.0.7:8765",
+                "MCP_ALLOWED_ORIGINS": "",
+            }
+        )
+    )
+    assert got.enable_dns_rebinding_protection is True
+    assert got.allowed_hosts == ["mcp.example:8765", "10.0.0.7:8765"]
+    assert got.allowed_origins == []
+
+
+@pytest.mark.parametrize(
+    ("values", "said"),
+    [
+        ({"MCP_HOST": "0.0.0.0"}, "MCP_HOST=0.0.0.0 is not loopback: set MCP_TOKEN"),
+        (
+            {"MCP_HOST": "10.0.0.7", "MCP_TOKEN": "t0ken-value"},
+            "MCP_HOST=10.0.0.7 is not loopback: set MCP_ALLOWED_HOSTS",
+        ),
+        ({"MCP_HOST": "10.0.0.7", "MCP_TOKEN": "t0ken-value", "MCP_ALLOWED_HOSTS": " , "}, "set MCP_ALLOWED_HOSTS"),
+    ],
+)
+def test_a_public_bind_without_a_token_or_hosts_is_refused(values: dict[str, str], said: str) -> None:
+    with pytest.raises(McpMisconfigured) as refused:
+        security(make_settings(values))
+    assert said in str(refused.value) and "t0ken-value" not in str(refused.value)
+
+
+class Recorder:
+    """An inner ASGI app that records that it was called."""
+
+    def __init__(self) -> None:
+        self.called: list[dict[str, Any]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.called.append(scope)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+
+async def call(app: Any, scope: dict[str, Any]) -> list[dict[str, Any]]:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    await app(scope, receive, send)
+    return sent
+
+
+def http(authorization: bytes | None) -> dict[str, Any]:
+    headers = [(b"host", b"127.0.0.1:8765")]
+    if authorization is not None:
+        headers.append((b"authorization", authorization))
+    return {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+
+
+@pytest.mark.parametrize(
+    "given",
+    [None, b"", b"Bearer", b"Bearer t0ken-valu", b"Bearer t0ken-value ", b"bearer t0ken-value", b"t0ken-value"],
+)
+async def test_anything_but_the_exact_bearer_token_gets_401(given: bytes | None) -> None:
+    inner = Recorder()
+    sent = await call(require_token(inner, "t0ken-value"), http(given))
+    assert inner.called == []
+    start, body = sent
+    assert start["status"] == 401
+    assert dict(start["headers"]) == {b"content-type": b"application/json", b"www-authenticate": b"Bearer"}
+    assert body["body"] == b'{"error": "missing or wrong bearer token (MCP_TOKEN)"}'
+
+
+async def test_the_exact_token_reaches_the_server_and_lifespan_is_not_guarded() -> None:
+    inner = Recorder()
+    guarded = require_token(inner, "t0ken-value")
+    sent = await call(guarded, http(b"Bearer t0ken-value"))
+    assert [m["status"] for m in sent] == [200] and len(inner.called) == 1
+    await call(guarded, {"type": "lifespan"})
+    assert inner.called[-1] == {"type": "lifespan"}
