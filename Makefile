@@ -8,7 +8,7 @@ STAMP = $(VENV)/.installed-stamp
 RUN_VENV ?= .venv-run
 RUN_STAMP = $(RUN_VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck pytest stress mutants bench quality ordinary clean
+.PHONY: help run test lint typecheck pytest stress mutants bench quality ordinary clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "incident-bot needs Python 3.11+")'
@@ -23,25 +23,29 @@ $(RUN_STAMP): pyproject.toml
 	$(RUN_VENV)/bin/pip install --quiet --disable-pip-version-check -e .
 	@touch $(RUN_STAMP)
 
-run: $(RUN_STAMP)
+help:  ## this list
+	@echo "make targets:"
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## /  \1\t/' | expand -t 14
+
+run: $(RUN_STAMP)  ## the bot: Slack when SLACK_BOT_TOKEN is set, else the local console
 	$(RUN_VENV)/bin/incident-bot
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff check and ruff format --check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(STAMP)  ## mypy --strict
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP)  ## the test suite only
 	$(BIN)/pytest
 
-test: lint typecheck pytest
+test: lint typecheck pytest  ## ruff, mypy --strict and every test
 
 # The multi-process and timing tests (@pytest.mark.timing), STRESS_COUNT times each, two at a time, with
 # every core kept busy: stress-ng --cpu 0 (one worker per core) when installed, else a busy loop per core.
 STRESS_COUNT ?= 50
-stress: $(STAMP)
+stress: $(STAMP)  ## the timing tests, many times, on a loaded machine
 	@load=""; \
 	if command -v stress-ng >/dev/null 2>&1; then stress-ng --cpu 0 --quiet & load=$$!; \
 	else for _ in $$(seq $$(nproc)); do sh -c 'while :; do :; done' & load="$$load $$!"; done; fi; \
@@ -50,19 +54,19 @@ stress: $(STAMP)
 	$(BIN)/pytest -m timing --count $(STRESS_COUNT) -n 2 -q -p no:cacheprovider $$(grep -l 'mark.timing' tests/test_*.py)
 
 # Mutation testing of the security-relevant modules ([tool.mutmut] in pyproject.toml); fails under 90%.
-mutants: $(STAMP)
+mutants: $(STAMP)  ## mutation testing of the security-relevant modules (slow)
 	rm -rf mutants
 	$(BIN)/mutmut run --max-children 2 >/dev/null
 	$(BIN)/python -m bench.mutation_score --mutmut $(BIN)/mutmut
 
-quality: $(STAMP)
+quality: $(STAMP)  ## matching quality on the real-log corpus (dev and test)
 	$(BIN)/python -m bench.quality
 
-bench: $(STAMP)
+bench: $(STAMP)  ## matcher benchmarks next to a simple baseline
 	$(BIN)/python -m bench.matcher_bench
 
-ordinary: $(STAMP)
+ordinary: $(STAMP)  ## rebuild the ordinary-vocabulary list
 	$(BIN)/python tests/build_ordinary.py
 
-clean:
+clean:  ## remove the virtualenvs, caches and data/
 	rm -rf $(VENV) $(RUN_VENV) .mypy_cache .ruff_cache .pytest_cache data mutants

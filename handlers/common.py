@@ -83,7 +83,7 @@ class LocaleCache:
 
 async def user_langs(
     services: Services, locales: LocaleCache, client: AsyncWebClient, user_id: str | None
-) -> tuple[Lang, Lang]:
+) -> tuple[Lang, ...]:
     """The user's language order: saved preference, else Slack locale, else English first."""
     locale = await locales.get(client, user_id) if user_id else None
     return await services.pools.io(services.incident.langs_for_user, user_id, locale)
@@ -128,6 +128,6 @@ async def matched(
         return None
 
 
-def busy_reply(langs: tuple[Lang, Lang]) -> Reply:
+def busy_reply(langs: tuple[Lang, ...]) -> Reply:
     """What an explicit request gets while matching is at capacity (both languages, reader's first)."""
     return message_reply("\n".join(label("busy", lang) for lang in langs))

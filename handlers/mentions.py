@@ -81,7 +81,7 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         )
 
     async def _match_thread(
-        client: AsyncWebClient, channel: str, thread_ts: str, own_text: str, langs: tuple[Lang, Lang]
+        client: AsyncWebClient, channel: str, thread_ts: str, own_text: str, langs: tuple[Lang, ...]
     ) -> Reply:
         response = await client.conversations_replies(channel=channel, ts=thread_ts, limit=1)
         messages: list[dict[str, Any]] = response.get("messages") or []
@@ -93,7 +93,7 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
             return message_reply(paste.error or "The first message of this thread has nothing to match.")
         return await _match(paste, langs, Where(channel, thread_ts))
 
-    async def _match(paste: Paste, langs: tuple[Lang, Lang], where: Where) -> Reply:
+    async def _match(paste: Paste, langs: tuple[Lang, ...], where: Where) -> Reply:
         result = await matched(services, True, services.incident.match, paste.data, slack_encoded=paste.slack_encoded)
         if result is None:
             return busy_reply(langs)

@@ -41,7 +41,7 @@ SHARE_REFUSED = "This answer can no longer be shared; run /incident again."
 
 
 def regenerate(
-    services: Services, value: str, user_id: str, channel_id: str | None, langs: tuple[Lang, Lang]
+    services: Services, value: str, user_id: str, channel_id: str | None, langs: tuple[Lang, ...]
 ) -> tuple[Reply, int | None] | None:
     """The answer a Share button stands for, and its reply-log id when a match answer was logged here;
     None when the button was not shown to this user in this channel, or its answer is gone (blocking:

@@ -34,7 +34,8 @@ def test_show_prints_both_languages(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_show_unknown_id_suggests_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--cases", str(ROOT / "cases"), "show", "IL-0428"]) == 1
-    assert "IL-0427" in capsys.readouterr().out
+    said = capsys.readouterr()
+    assert said.out == "" and "no case 'IL-0428'" in said.err and "IL-0427" in said.err
 
 
 def test_match_json_lines(capsys: pytest.CaptureFixture[str]) -> None:
@@ -78,9 +79,9 @@ def test_console_session() -> None:
             "/incident il-9999\n",
             ":json\n",
             "[default3]:RuntimeError: CUDA error: uncorrectable ECC error encountered\n",
-            "\n",
+            ".\n",
             "KeyError: 'input_ids'\n",
-            "\n",
+            ".\n",
             ":quit\n",
             "/incident help\n",
         ]

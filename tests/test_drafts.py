@@ -362,7 +362,7 @@ def test_cli_drafts_export_and_review(tmp_path: Path, monkeypatch: pytest.Monkey
     assert main(["cases", "review", "LOC-0001", "--by", "Jiwoo", "--note", "ok"]) == 0
     assert "LOC-0001 reviewed by Jiwoo" in capsys.readouterr().out
     assert main(["cases", "review", "LOC-0001", "--by", "  "]) == 1
-    assert "needs the reviewer's name" in capsys.readouterr().out
+    assert "needs the reviewer's name" in capsys.readouterr().err
     # Once a digest carried it, a further review says so rather than promise the next digest.
     service = build_service(load_settings({}))
     now = service.now()
@@ -411,7 +411,7 @@ def test_the_console_starts_a_draft_from_the_last_paste(tmp_path: Path, library:
     out: list[str] = []
     service = IncidentService(library, MemoryStorage(), now=fixed(NOW))
     console = Console(service, out.append)
-    console.run([":draft too early", *UNKNOWN.splitlines(), "", ":draft NVSwitch torn down | it tore down", ":quit"])
+    console.run([":draft too early", *UNKNOWN.splitlines(), ".", ":draft NVSwitch torn down | it tore down", ":quit"])
     text = "\n".join(out)
     assert "Paste a log first" in text and "Saved draft D-1 with 2 proposed signature(s)" in text
     [draft] = service.storage.list_drafts()

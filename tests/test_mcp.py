@@ -22,6 +22,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
+from bot.ops.version import bot_version
+
 ROOT = Path(__file__).resolve().parent.parent
 PASTES = sorted((ROOT / "tests" / "fixtures" / "pastes").glob("*.txt"))
 TOOLS = {
@@ -58,7 +60,8 @@ def _payload(result: Any) -> Any:
 
 async def exercise(session: ClientSession) -> None:
     """Every tool and the resource template, and the errors agents will make."""
-    await session.initialize()
+    hello = await session.initialize()
+    assert hello.serverInfo.name == "incident-bot" and hello.serverInfo.version == bot_version() != "1.30.0"
     listed = await session.list_tools()
     assert {tool.name for tool in listed.tools} == TOOLS
     assert all(tool.annotations is not None and tool.annotations.readOnlyHint for tool in listed.tools)
@@ -90,6 +93,8 @@ async def exercise(session: ClientSession) -> None:
     ecc = (ROOT / "tests" / "fixtures" / "pastes" / "hw-ecc-pytorch-three-lines.txt").read_text()
     matched = _payload(await session.call_tool("match_log", {"text": ecc}))
     assert matched["matches"][0]["case_id"] in {"IL-0427", "IL-0414"} and matched["runbook"]
+    for evidence in (e for m in matched["matches"] for e in m["evidence"]):  # in words, never a pattern
+        assert "matched" not in evidence and evidence["why"] and "\\" not in evidence["why"], evidence
     similar = _payload(await session.call_tool("similar_incidents", {"id": "IL-0427"}))
     assert similar and all(item["id"] != "IL-0427" for item in similar)
     markdown = await session.read_resource("case://IL-0427.md")  # type: ignore[arg-type]

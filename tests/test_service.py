@@ -34,15 +34,21 @@ def _service(**kwargs: object) -> IncidentService:
 def test_language_order() -> None:
     assert langs_for(None, None) == ("en", "ko")
     assert langs_for(None, "ko-KR") == ("ko", "en")
-    assert langs_for("en", "ko-KR") == ("en", "ko")
-    assert langs_for("ko", "en-US") == ("ko", "en")
+    assert langs_for("en", "ko-KR") == ("en",)  # a saved en or ko: that language only
+    assert langs_for("ko", "en-US") == ("ko",)
     assert langs_for("both", "ko-KR") == ("ko", "en")
+    assert langs_for("both", "en-US") == ("en", "ko")
 
 
 def test_lang_command_saves_the_preference() -> None:
     service = _service()
-    assert "Saved" in service.command("lang ko", user_id="U1").plain
-    assert service.langs_for_user("U1", "en-US") == ("ko", "en")
+    saved = service.command("lang ko", user_id="U1").plain
+    assert "한국어로만" in saved and "Saved" not in saved and " ko " not in saved  # in words, in Korean only
+    assert service.langs_for_user("U1", "en-US") == ("ko",)
+    saved = service.command("lang en", user_id="U1").plain
+    assert "in English only" in saved and "저장" not in saved
+    assert "both languages" in service.command("lang both", user_id="U1").plain
+    assert service.langs_for_user("U1", "ko-KR") == ("ko", "en")
     assert "Usage" in service.command("lang fr", user_id="U1").plain
 
 

@@ -489,4 +489,11 @@ async def test_help_comes_in_the_readers_language_with_the_other_under_it(h: Sla
     await h.settle()
     [korean] = h.hook_calls(url)
     assert "사례 보기" in korean.body["blocks"][0]["text"]["text"]
-    assert "show a case" in korean.body["blocks"][1]["elements"][0]["text"]
+    assert "show a case" not in json.dumps(korean.body["blocks"])  # a saved ko: Korean only
+    _, url = await h.command("lang both", user_id="U7")
+    await h.settle()
+    _, url = await h.command("help", user_id="U7")
+    await h.settle()
+    [both] = h.hook_calls(url)
+    assert "show a case" in both.body["blocks"][0]["text"]["text"]  # an en-US locale: English first
+    assert "사례 보기" in both.body["blocks"][1]["elements"][0]["text"]

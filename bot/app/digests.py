@@ -18,6 +18,7 @@ from bot.digest.plan import DigestPlan, plan_next_digest
 from bot.library.case_store import CaseLibrary
 from bot.model.case import Lang
 from bot.model.results import Reply, ReviewRecord
+from bot.replies.labels import label
 from bot.replies.nodes import host_lines
 from bot.storage.base import DigestEntry, Storage, StorageError
 
@@ -98,6 +99,8 @@ class DigestDesk:
         notes = [f"Digest preview, nothing is posted ({when})."]
         if not plan.cases and not self.schedule.post_empty:
             notes.append("No new case: nothing will be posted (DIGEST_POST_EMPTY is off).")
+        if not plan.cases:
+            notes.append(label("digest.how_reviewed", langs[0]))
         if len(messages) > 1:
             notes.append(f"(+{len(messages) - 1} more message(s))")
         plain = "\n".join([*notes, *(m.text for m in messages)])

@@ -6,16 +6,18 @@ from collections.abc import Sequence
 
 from bot.model.case import Lang
 from bot.model.results import Reply
+from bot.replies.labels import LANG_NAMES
 from bot.replies.render import say
 from bot.storage.base import LangPref, Storage
 
 
-def langs_for(pref: LangPref | None, locale: str | None) -> tuple[Lang, Lang]:
-    """Language order: a saved ``en``/``ko`` preference first, else the Slack locale, else English."""
+def langs_for(pref: LangPref | None, locale: str | None) -> tuple[Lang, ...]:
+    """The languages an answer shows, in order: a saved ``en`` or ``ko`` shows that one only (the other is
+    the language button away); ``both`` or no preference shows both, the Slack locale's first, else English."""
     if pref == "ko":
-        return ("ko", "en")
+        return ("ko",)
     if pref == "en":
-        return ("en", "ko")
+        return ("en",)
     if locale and locale.lower().startswith("ko"):
         return ("ko", "en")
     return ("en", "ko")
@@ -30,7 +32,8 @@ def lang_reply(storage: Storage, user_id: str | None, value: str, langs: Sequenc
     storage.set_user_lang(user_id, value)  # type: ignore[arg-type]  # checked just above
     if value == "both":
         return say("lang.saved_both", langs)
-    return say("lang.saved", langs_for(value, None), value=value)  # type: ignore[arg-type]  # en or ko
+    chosen = langs_for(value, None)  # type: ignore[arg-type]  # en or ko
+    return say("lang.saved", chosen, value=LANG_NAMES[chosen[0]][chosen[0]])
 
 
 def auto_reply(storage: Storage, channel_id: str | None, value: str, langs: Sequence[Lang]) -> Reply:

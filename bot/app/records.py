@@ -4,11 +4,24 @@ returns (one function, so they agree)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
-from bot.model.case import Case
-from bot.model.results import MatchResult
+from bot.model.case import Case, Lang
+from bot.model.results import Evidence, Match, MatchResult
 from bot.replies.first import fill_command
+
+
+def case_summary_record(case: Case, lang: Lang | Literal["both"] = "both") -> dict[str, Any]:
+    """One case as a search or list shows it (``incident-bot search --json``, the MCP server)."""
+    title = case.title.model_dump(mode="json") if lang == "both" else (case.title.get(lang) or "")
+    return {
+        "id": case.id,
+        "title": title,
+        "failure_class": case.failure_class,
+        "date": case.date,
+        "reviewed_at": case.review.reviewed_at,
+        "components": list(case.components),
+    }
 
 
 def runbook_record(case: Case, fills: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -24,6 +37,27 @@ def runbook_record(case: Case, fills: Mapping[str, str]) -> list[dict[str, Any]]
     return steps
 
 
+_IN_WORDS = {
+    "signature": "one of the case's known error messages",
+    "text": "words of the case's write-up",
+    "example": "a line people confirmed for this case",
+}
+
+
+def evidence_record(evidence: Evidence) -> dict[str, Any]:
+    """A matched line and what it matched, in words: never the pattern (a regular expression reads as noise
+    and would teach a caller to paste around it)."""
+    record = evidence.model_dump(mode="json", exclude={"matched", "note"})
+    record["why"] = evidence.note or _IN_WORDS[evidence.kind]
+    return record
+
+
+def _match(match: Match) -> dict[str, Any]:
+    record = match.model_dump(mode="json", exclude={"title", "evidence"})
+    record["evidence"] = [evidence_record(e) for e in match.evidence]
+    return record
+
+
 def match_record(result: MatchResult, cases: Mapping[str, Case]) -> dict[str, Any]:
     """Ranked cases with tiers and evidence (in words), the suspects, the best case's runbook filled, and
     what was cut from the paste. No timings: the same input gives the same record."""
@@ -33,7 +67,7 @@ def match_record(result: MatchResult, cases: Mapping[str, Case]) -> dict[str, An
     return {
         "reply": result.reply,
         "reply_case_ids": result.reply_case_ids,
-        "matches": [m.model_dump(mode="json", exclude={"title"}) for m in result.matches],
+        "matches": [_match(m) for m in result.matches],
         "suspects": result.suspects.model_dump(mode="json") if result.suspects else None,
         "runbook": runbook_record(case, fills) if case is not None else [],
         "truncated": result.truncated,

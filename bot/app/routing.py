@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from bot.model.ids import canonical_id
 
+# The words after /incident that name a command (deploy/slack-manifest.yaml's usage_hint lists each).
+VERBS = frozenset({"search", "similar", "lang", "auto", "digest", "review", "topics", "topic", "nodes"})
+
 
 def route_command(body: str) -> tuple[str, str]:
     """What ``/incident <body>`` asks for: (verb, the rest). Verbs: list (empty), help, search,
@@ -14,7 +17,7 @@ def route_command(body: str) -> tuple[str, str]:
     verb = "" if "\n" in first else first.lower()
     if verb in {"help", "-h", "--help", "도움말"}:
         return "help", rest
-    if verb in {"search", "similar", "lang", "auto", "digest", "review", "topics", "topic", "nodes"}:
+    if verb in VERBS:
         return verb, rest
     if "\n" not in body and len(body) <= 24 and canonical_id(body):
         return "id", ""

@@ -25,7 +25,7 @@ from bot.app.nodes import Answered, NodeMemory, Where
 from bot.app.prefs import auto_reply, lang_reply, langs_for
 from bot.app.routing import route_command
 from bot.app.search import CaseSearch, search_cases
-from bot.app.topics import TopicPage, search_reply, topic_page, topic_reply, topics_reply
+from bot.app.topics import SearchFound, TopicPage, search_found, search_reply, topic_page, topic_reply, topics_reply
 from bot.digest.plan import DigestPlan
 from bot.library.case_store import CaseLibrary
 from bot.library.topics import Vocabulary
@@ -162,12 +162,14 @@ class IncidentService:
         return self._state.library.get(raw_id)
 
     def suggest_ids(self, raw: str, limit: int = 3) -> list[Case]:
-        """The ids closest to ``raw`` (same number first, then by edit similarity)."""
+        """The ids close to ``raw``: the same number under another prefix, then those one typo away (an edit
+        similarity of at least 80: IL-0428 for IL-0427, never IL-0239 for IL-0409). Often none."""
         cases = self._state.library.cases
         wanted = canonical_id(raw)
         number = wanted.split("-")[1] if wanted else None
         same_number = [c for cid, c in cases.items() if number and cid.endswith("-" + number)]
-        fuzzy = process.extract(raw.upper(), list(cases), scorer=fuzz.ratio, limit=limit)
+        query = wanted or raw.strip().upper()
+        fuzzy = process.extract(query, list(cases), scorer=fuzz.ratio, limit=limit, score_cutoff=80)
         picked = same_number + [cases[cid] for cid, _, _ in fuzzy]
         unique = list(dict.fromkeys(c.id for c in picked))[:limit]
         return [cases[cid] for cid in unique]
@@ -284,7 +286,7 @@ class IncidentService:
 
     # -- commands -----------------------------------------------------------------------------------
 
-    def langs_for_user(self, user_id: str | None, locale: str | None = None) -> tuple[Lang, Lang]:
+    def langs_for_user(self, user_id: str | None, locale: str | None = None) -> tuple[Lang, ...]:
         pref = self.storage.get_user_lang(user_id) if user_id else None
         return langs_for(pref, locale)
 
@@ -380,6 +382,13 @@ class IncidentService:
 
     def topic_cases(self, words: str, page: int = 1) -> TopicPage | None:
         return topic_page(self.vocabulary(), words, self._state.library.summaries, self.reviewed_times(), page)
+
+    def search(self, words: str) -> SearchFound:
+        """What ``/incident search WORDS`` shows, as cases (``incident-bot search``)."""
+        library = self._state.library
+        return search_found(
+            self.vocabulary(), words, self.search_cases, library.summaries, library.cases, self.reviewed_times()
+        )
 
     def _search_reply(self, words: str, langs: Sequence[Lang]) -> Reply:
         library = self._state.library

@@ -171,14 +171,41 @@ def search_reply(
     """``/incident search WORDS [kind:topic ...]``: ranked by the words, limited to the filters' cases."""
     if not words.strip():
         return say("search.usage", langs)
+    outcome = search_found(vocabulary, words, ranked, summaries, cases, reviewed)
+    if outcome.unknown is not None:
+        return say("topic.unknown", langs, words=outcome.unknown[:60], closest=outcome.closest or "-")
+    heading = message("search.heading", langs[0], words=words.strip()[:80])
+    return case_list_reply(outcome.found, heading, langs, message("search.none", langs[0]))
+
+
+@dataclass(frozen=True)
+class SearchFound:
+    """What a search found (at most :data:`SEARCH_SHOWN` cases), or the filter that names no topic."""
+
+    found: list[Case]
+    unknown: str | None = None
+    closest: str = ""
+
+
+SEARCH_SHOWN = 8
+
+
+def search_found(
+    vocabulary: Vocabulary,
+    words: str,
+    ranked: Callable[[str, int], list[Case]],
+    summaries: Mapping[str, CaseSummary],
+    cases: Mapping[str, Case],
+    reviewed: Mapping[str, datetime],
+) -> SearchFound:
+    """The cases ``/incident search WORDS`` shows (``incident-bot search`` prints the same)."""
     text, filters = split_filters(words)
     allowed, unknown = allowed_by(vocabulary, filters)
     if unknown:
-        closest = ", ".join(t.key for t in vocabulary.closest(unknown[0]))
-        return say("topic.unknown", langs, words=unknown[0][:60], closest=closest or "-")
+        return SearchFound([], unknown[0], ", ".join(t.key for t in vocabulary.closest(unknown[0])))
     if text:
-        found = [c for c in ranked(text, 8 if allowed is None else 200) if allowed is None or c.id in allowed]
+        limit = SEARCH_SHOWN if allowed is None else 200
+        found = [c for c in ranked(text, limit) if allowed is None or c.id in allowed]
     else:
         found = [cases[cid] for cid in newest_first(sorted(allowed or ()), summaries, reviewed)]
-    heading = message("search.heading", langs[0], words=words.strip()[:80])
-    return case_list_reply(found[:8], heading, langs, message("search.none", langs[0]))
+    return SearchFound(found[:SEARCH_SHOWN])

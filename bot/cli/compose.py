@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from platformdirs import user_cache_dir
+
 from bot.app.nodes import parse_aliases as parse_node_aliases
 from bot.app.service import IncidentService
 from bot.app.services import Services
@@ -72,12 +74,17 @@ def _remote_similar(api_url: str) -> Any:
 
 
 def build_service(
-    settings: Settings, storage: Storage | None = None, *, migrate: bool = True, clock: Clock | None = None
+    settings: Settings,
+    storage: Storage | None = None,
+    *,
+    migrate: bool = True,
+    clock: Clock | None = None,
+    snapshots: Path | None = None,
 ) -> IncidentService:
     """The one place where the library, storage and service are put together. ``migrate`` opens storage
     here (raising :class:`StorageError` with one line naming the setting); ``run`` opens it itself, with
-    retries. ``clock`` defaults to :func:`wall_clock`."""
-    library = load_cases(settings.cases_dir, snapshot_root(settings))
+    retries. ``clock`` defaults to :func:`wall_clock`; ``snapshots`` to :func:`snapshot_root`."""
+    library = load_cases(settings.cases_dir, snapshots or snapshot_root(settings))
     store = storage or open_storage(settings.effective_database_url)
     if migrate:
         store.migrate()
@@ -118,6 +125,30 @@ def build_services(
 def snapshot_root(settings: Settings) -> Path:
     """Where start-up snapshots of the case library are kept."""
     return Path(settings.data_dir) / "snapshots"
+
+
+def reader_snapshot_root(settings: Settings) -> Path:
+    """Snapshots for the commands that only read (match, show, search, cases list, topics, mcp): under
+    DATA_DIR when it is set, else the user's cache directory, so they never create ./data where they run."""
+    if "data_dir" in settings.model_fields_set:
+        return snapshot_root(settings)
+    return Path(user_cache_dir("incident-bot", appauthor=False)) / "snapshots"
+
+
+def reader_storage(settings: Settings) -> Storage:
+    """The bot's database for a command that only reads (stored reviews order the cases as in Slack): opened
+    only when it exists (DATABASE_URL, or the SQLite file already there), never migrated; else in memory."""
+    sqlite_file = Path(settings.data_dir) / "incident-bot.sqlite3"
+    if settings.database_url or sqlite_file.is_file():
+        return open_storage(settings.effective_database_url)
+    from bot.storage.memory import MemoryStorage
+
+    return MemoryStorage()
+
+
+def build_reader(settings: Settings) -> IncidentService:
+    """The service for a command that only reads: it writes nothing to the current directory."""
+    return build_service(settings, reader_storage(settings), migrate=False, snapshots=reader_snapshot_root(settings))
 
 
 def button_key(settings: Settings) -> bytes | None:

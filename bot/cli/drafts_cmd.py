@@ -4,11 +4,13 @@ loop from the command line (the same use cases Slack and the console call)."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from bot.app.service import IncidentService
 from bot.cli.compose import build_service, load_settings
+from bot.cli.errors import NotFound, UsageProblem, no_case
 from bot.ops.settings import Settings
 
 
@@ -44,12 +46,10 @@ def cmd_draft_export(args: argparse.Namespace) -> int:
     try:
         raw = str(args.id).upper().removeprefix("D-")
         if not raw.isdigit():
-            print(f"incident-bot: {args.id[:40]!r} is not a draft id (D-12 or 12)")
-            return 2
+            raise UsageProblem(f"{args.id[:40]!r} is not a draft id (D-12 or 12)")
         path, case_id = service.drafts.export(int(raw), directory, list(service.library.cases))
     except LookupError as exc:
-        print(f"incident-bot: {exc}; `incident-bot cases drafts` lists them")
-        return 1
+        raise NotFound(f"{exc}; `incident-bot cases drafts` lists them") from None
     finally:
         service.storage.close()
     print(f"wrote {path} as {case_id}; check it with `incident-bot cases validate {directory}`")
@@ -58,10 +58,16 @@ def cmd_draft_export(args: argparse.Namespace) -> int:
 
 def cmd_review(args: argparse.Namespace) -> int:
     service = _service(args)
+    if service.get_case(args.id) is None:
+        service.storage.close()
+        raise no_case(args.id, [c.id for c in service.suggest_ids(args.id)])
     try:
         reply = service.review(args.id, args.by, args.note or "", ("en", "ko"))
     finally:
         service.storage.close()
     first = reply.plain.split("\n\n", 1)[0]
+    if "reviewed by" not in first:  # refused: the case fails validation
+        print(f"incident-bot: {first}", file=sys.stderr)
+        return 1
     print(first)
-    return 0 if "reviewed by" in first else 1
+    return 0

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli.compose import build_service, load_settings
+from bot.cli.errors import UsageProblem, no_case
 from bot.storage.base import ExampleRecord
 
 MANIFEST_FIELDS = ("file", "accept", "split", "explicit_only", "source", "url", "note")
@@ -23,7 +24,7 @@ def _since(raw: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(raw)
     except ValueError:
-        raise SystemExit(f"incident-bot examples: --since {raw[:40]!r} is not an ISO date (2026-11-01)") from None
+        raise UsageProblem(f"examples: --since {raw[:40]!r} is not an ISO date (2026-11-01)") from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -92,7 +93,10 @@ def cmd_examples(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"CASES_DIR": args.cases} if getattr(args, "cases", None) else {}
     service = build_service(load_settings(overrides))
     try:
-        examples = service.examples.stored(args.case, _since(args.since))
+        case = service.get_case(args.case) if args.case else None
+        if args.case and case is None:
+            raise no_case(args.case, [c.id for c in service.suggest_ids(args.case)])
+        examples = service.examples.stored(case.id if case else None, _since(args.since))
     finally:
         service.storage.close()
     if args.examples_command == "list":

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,26 +19,37 @@ from pydantic import ValidationError
 
 from bot.app.records import match_record
 from bot.app.service import IncidentService
-from bot.cli.compose import build_service, build_services, load_cases, load_settings, snapshot_root, wall_clock
+from bot.cli.compose import (
+    build_reader,
+    build_service,
+    build_services,
+    load_cases,
+    load_settings,
+    reader_snapshot_root,
+    wall_clock,
+)
 from bot.cli.console import BANNER, Console
 from bot.cli.db_cmd import cmd_db
 from bot.cli.drafts_cmd import cmd_draft_export, cmd_drafts, cmd_review
+from bot.cli.errors import NotFound, UsageProblem, no_case
 from bot.cli.examples_cmd import cmd_examples
 from bot.cli.inputs import read_file, read_stream
 from bot.cli.mcp_cmd import cmd_mcp
 from bot.cli.nodes_cmd import cmd_nodes
 from bot.cli.parser import Command
 from bot.cli.parser import build_parser as parse_args_for
+from bot.cli.read_cmd import cmd_cases_list, cmd_search
 from bot.cli.stats_cmd import cmd_stats
 from bot.cli.sync_cmd import cmd_sync
 from bot.cli.topics_cmd import cmd_topics
 from bot.library.case_store import CasesUnavailable, load_library, require_cases
 from bot.library.review import review_library
-from bot.library.topics import alias_problems
+from bot.library.topics import Vocabulary, alias_problems, near_duplicate_problems
 from bot.matching.ranking import MatchConfig
 from bot.model.case import Lang
 from bot.model.excerpt import Excerpt
 from bot.ops.settings import Settings, posting_only
+from bot.replies.labels import label
 from bot.storage import StorageError, StorageUnavailable
 
 
@@ -54,9 +66,10 @@ def _settings_from_args(args: argparse.Namespace) -> Settings:
 def _cmd_validate(args: argparse.Namespace) -> int:
     directory = Path(args.dir) if args.dir else _settings_from_args(args).cases_dir
     library = load_library(directory)
-    if not directory.is_dir():
-        require_cases(library, directory)  # one line: the directory is missing
-    problems = [*library.problems, *review_library(library), *alias_problems()]
+    if not directory.is_dir() or not any(directory.glob("*.json")):
+        require_cases(library, directory)  # one line: the directory is missing, a file, or holds no case
+    vocabulary = Vocabulary.of(library.summaries.values())
+    problems = [*library.problems, *review_library(library), *alias_problems(), *near_duplicate_problems(vocabulary)]
     for problem in problems:
         print(problem)
     errors = sum(problem.severity == "error" for problem in problems)
@@ -67,14 +80,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    from bot.storage.memory import MemoryStorage  # showing a case needs no database
-
-    service = build_service(_settings_from_args(args), MemoryStorage())
+    service = build_reader(_settings_from_args(args))
     choices: dict[str, tuple[Lang, ...]] = {"en": ("en",), "ko": ("ko",), "both": ("en", "ko")}
-    case = service.get_case(args.id)
-    reply = service.lookup(args.id, choices[args.lang])
-    print(reply.plain)
-    return 0 if case else 1
+    if service.get_case(args.id) is None:
+        raise no_case(args.id, [c.id for c in service.suggest_ids(args.id)])
+    print(service.lookup(args.id, choices[args.lang]).plain)
+    return 0
 
 
 def _read_input(name: str, limit: int) -> Excerpt:
@@ -84,7 +95,7 @@ def _read_input(name: str, limit: int) -> Excerpt:
 
 def _cmd_match(args: argparse.Namespace) -> int:
     settings = _settings_from_args(args)
-    library = load_cases(settings.cases_dir, snapshot_root(settings))
+    library = load_cases(settings.cases_dir, reader_snapshot_root(settings))
     from bot.storage.memory import MemoryStorage  # matching needs no state
 
     service = IncidentService(
@@ -100,6 +111,11 @@ def _cmd_match(args: argparse.Namespace) -> int:
             data = _read_input(name, settings.max_paste_bytes)
         except OSError as exc:
             print(f"incident-bot: cannot read {name}: {exc.strerror}", file=sys.stderr)
+            status = 2
+            continue
+        if not data.skipped_bytes and not (data.head + data.tail).strip():
+            shown = "standard input" if name == "-" else name
+            print(f"incident-bot: {shown} is empty: give the log, the error or the stack trace", file=sys.stderr)
             status = 2
             continue
         started = time.perf_counter()
@@ -168,6 +184,8 @@ def _print_plan(service: IncidentService, as_json: bool) -> int:
     messages = plan.messages(langs, post_empty)
     if not messages:
         print("Nothing to post: no case newly reviewed (DIGEST_POST_EMPTY is off).")
+    if not plan.cases:
+        print(label("digest.how_reviewed", "en"))
     for message in messages:
         print(message.text + "\n")
     return 0
@@ -179,8 +197,24 @@ def _cmd_console(args: argparse.Namespace) -> int:
     print(BANNER.format(count=len(service.library), cases=settings.cases_dir))
     for problem in service.library.errors:
         print(f"  ! {problem}")
-    Console(service).run(sys.stdin)
+    console = Console(service, interactive=sys.stdin.isatty(), paste_limit=4 * settings.max_paste_bytes)
+    console.run(_typed(console) if console.interactive else sys.stdin)
     return 0
+
+
+def _typed(console: Console) -> Iterator[str]:
+    """Lines from a terminal, each after the console's prompt (readline editing when available)."""
+    with contextlib.suppress(ImportError):  # not on every platform
+        import readline  # noqa: F401  # line editing and history for input()
+    while True:
+        try:
+            yield input(console.prompt)
+        except EOFError:
+            print()
+            return
+        except KeyboardInterrupt:  # Ctrl-C: leave like Ctrl-D, without a traceback
+            print()
+            return
 
 
 def _cmd_default(args: argparse.Namespace) -> int:
@@ -228,6 +262,8 @@ COMMANDS: dict[str, Command] = {
     "topics": cmd_topics,
     "mcp": cmd_mcp,
     "nodes": cmd_nodes,
+    "search": cmd_search,
+    "cases_list": cmd_cases_list,
 }
 
 
@@ -249,6 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`| head`): stop quietly, like other Unix tools.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
+    except NotFound as exc:
+        print(f"incident-bot: {exc}", file=sys.stderr)
+        return 1
+    except UsageProblem as exc:
+        print(f"incident-bot: {exc}", file=sys.stderr)
+        return 2
     except CasesUnavailable as exc:
         print(f"incident-bot: {exc}", file=sys.stderr)
         return 2

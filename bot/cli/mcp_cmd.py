@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from bot.cli.compose import build_service, load_settings
+from bot.cli.compose import build_reader, load_settings
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -22,7 +22,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         print(f"incident-bot: {exc}", file=sys.stderr)
         return 2
     # Read-only: storage is opened for stored reviews, never migrated or written.
-    service = build_service(settings, migrate=False)
+    service = build_reader(settings)
     server = build_server(service, checks)
     if not args.http:
         server.run("stdio")

@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from bot.ops.version import bot_version
+
 Command = Callable[[argparse.Namespace], int]
 
 DESCRIPTION = """\
@@ -50,6 +52,17 @@ def _positive(raw: str) -> int:
     return value
 
 
+def _count(raw: str) -> int:
+    """How many to list: a whole number from 1 to 1000."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {raw[:40]!r}") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 1000, not {value}")
+    return value
+
+
 def _group(sub: Any, name: str, summary: str, examples: str, description: str = "") -> Any:
     """A command (with subcommands of its own, like ``cases`` and ``db``, or run by :func:`_sub`): its help
     with examples, and ``--cases`` taken here too."""
@@ -67,6 +80,7 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     """The parser; ``commands`` maps each subcommand name (and ``validate``) to what runs it."""
     parser = argparse.ArgumentParser(prog="incident-bot", description=DESCRIPTION, formatter_class=_formatter)
     _add_cases_option(parser)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {bot_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     cases = _group(
@@ -75,7 +89,8 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
         "check the case library",
         "  incident-bot cases validate --strict   every problem; warnings fail too\n"
         "  incident-bot cases drafts              drafts started in Slack\n"
-        "  incident-bot cases review IL-0427      mark a case reviewed\n",
+        "  incident-bot cases list                the cases, newest reviewed first\n"
+        "  incident-bot cases review IL-0427 --by NAME   mark a case reviewed\n",
     )
     cases_sub = cases.add_subparsers(dest="cases_command", required=True, metavar="COMMAND")
     validate = _sub(
@@ -91,6 +106,14 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     validate.add_argument("dir", nargs="?", help="directory to check (default: the case directory in use)")
     validate.add_argument("--strict", action="store_true", help="warnings (a missing language...) fail too")
     validate.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)  # kept: now the default
+    listed_cases = _sub(
+        cases_sub,
+        "list",
+        commands["cases_list"],
+        "list every case, newest reviewed first (what /incident lists in Slack, all of it)",
+        "  incident-bot cases list\n  incident-bot cases list --json | jq -r '.[].id'\n",
+    )
+    listed_cases.add_argument("--json", action="store_true", help="print JSON")
     _sub(
         cases_sub,
         "drafts",
@@ -122,7 +145,7 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
         "  incident-bot cases review LOC-0001 --by 'Jiwoo Park' --note 'checked against the thread'\n",
     )
     review.add_argument("id", help="the case id")
-    review.add_argument("--by", required=True, help="the reviewer's name")
+    review.add_argument("--by", required=True, metavar="NAME", help="the reviewer's name (required)")
     review.add_argument("--note", help="a short note")
 
     show = _sub(
@@ -134,6 +157,18 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     )
     show.add_argument("id", help="case id, e.g. IL-0427 (case and leading zeros do not matter)")
     show.add_argument("--lang", choices=["en", "ko", "both"], default="both", help="languages to print")
+
+    search = _sub(
+        sub,
+        "search",
+        commands["search"],
+        "search the library by words and topic filters (the same results as /incident search)",
+        "  incident-bot search nccl timeout\n  incident-bot search ecc component:gpu --json\n",
+        "Search the library by words and topic filters (the same results as /incident search). Exit status\n"
+        "1 when nothing matches, 2 for an unknown topic filter.",
+    )
+    search.add_argument("words", nargs="+", metavar="WORD", help="words, and filters such as component:nccl")
+    search.add_argument("--json", action="store_true", help="print JSON")
 
     match = _sub(
         sub,
@@ -226,7 +261,7 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
         "Votes from the Helpful and Not this case buttons, per case, and the cases most often rejected,\n"
         "from the bot's database (DATABASE_URL, else the SQLite file in DATA_DIR).",
     )
-    stats.add_argument("--top", type=int, default=10, help="how many most-rejected cases to list (default 10)")
+    stats.add_argument("--top", type=_count, default=10, help="how many most-rejected cases to list (default 10)")
     stats.add_argument("--json", action="store_true", help="print JSON instead of the table")
 
     mcp = _sub(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from bot.cli.compose import load_cases, load_settings, snapshot_root
+from bot.cli.compose import load_cases, load_settings, reader_snapshot_root
 from bot.library.case_store import require_cases
 from bot.library.topics import KINDS, Vocabulary
 
 
 def cmd_topics(args: argparse.Namespace) -> int:
     settings = load_settings({"CASES_DIR": args.cases} if getattr(args, "cases", None) else {})
-    library = require_cases(load_cases(settings.cases_dir, snapshot_root(settings)), settings.cases_dir)
+    library = require_cases(load_cases(settings.cases_dir, reader_snapshot_root(settings)), settings.cases_dir)
     vocabulary = Vocabulary.of(library.summaries.values())
     if args.json:
         data = {

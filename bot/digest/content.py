@@ -199,7 +199,9 @@ def build_digest_messages(
         if not post_empty:
             return []
         title, context = _frame(langs, period, 0, 1, 1)
-        note = "\n".join(escape_mrkdwn(label("digest.empty", lang)) for lang in langs)
+        note = "\n".join(
+            escape_mrkdwn(label("digest.empty", lang)) + " " + label("digest.how_reviewed", lang) for lang in langs
+        )
         blocks: list[dict[str, Any]] = [
             {"type": "header", "text": {"type": "plain_text", "text": title, "emoji": False}},
             {"type": "context", "elements": [{"type": "mrkdwn", "text": context}]},

@@ -243,6 +243,10 @@ def require_cases(library: CaseLibrary, directory: Path) -> CaseLibrary:
     saying why and what to run."""
     if len(library):
         return library
+    if directory.exists() and not directory.is_dir():
+        raise CasesUnavailable(
+            f"case directory {directory} is a file, not a directory (set CASES_DIR or pass --cases DIR)"
+        )
     if not directory.is_dir():
         raise CasesUnavailable(f"case directory {directory} does not exist (set CASES_DIR or pass --cases DIR)")
     files = sum(1 for _ in directory.glob("*.json"))

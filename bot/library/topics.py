@@ -9,6 +9,7 @@ A word names a topic when it is a topic's name or alias, or one of the hyphen-se
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,6 +75,45 @@ def alias_problems() -> list[Problem]:
     """``cases validate``: the shipped alias table's problems (errors)."""
     text = resources.files("bot.library").joinpath("topics.tsv").read_text(encoding="utf-8")
     return [Problem("bot/library/topics.tsv", "", message) for message in parse_aliases(text)[1]]
+
+
+def _stem(word: str) -> str:
+    """A word without the plural or participle ending that makes two topic names look different:
+    images -> image, stalled -> stall, loading -> load."""
+    if len(word) > 4 and word.endswith("ed"):
+        return word[:-2]
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def near_key(name: str) -> str:
+    """What two near-duplicate topic names share (``container-image`` and ``container-images``)."""
+    return "-".join(_stem(part) for part in re.split(r"[-_ ]+", name.lower()) if part)
+
+
+def near_duplicate_problems(vocabulary: Vocabulary) -> list[Problem]:
+    """``cases validate``: warnings for topics of one kind whose names differ only by an ending (each is
+    merged by a line in ``bot/library/topics.tsv``)."""
+    problems = []
+    for kind in KINDS:
+        groups: dict[str, list[Topic]] = defaultdict(list)
+        for topic in vocabulary.by_kind(kind):
+            groups[near_key(topic.name)].append(topic)
+        for group in groups.values():
+            if len(group) > 1:
+                names = ", ".join(f"{t.name} ({', '.join(t.cases)})" for t in group)
+                problems.append(
+                    Problem(
+                        "bot/library/topics.tsv",
+                        kind,
+                        f"near-duplicate topics {names}: use one name, or add the other as its alias",
+                        "warning",
+                    )
+                )
+    return problems
 
 
 class Tagged(Protocol):

@@ -24,11 +24,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ContentBlock, ToolAnnotations
 from pydantic import AnyUrl, ValidationError
 
-from bot.app.records import match_record, runbook_record
+from bot.app.records import case_summary_record, match_record, runbook_record
 from bot.app.service import IncidentService
 from bot.app.topics import allowed_by, is_count, newest_first
 from bot.library.topics import KINDS, Topic
 from bot.model.case import Case, Lang
+from bot.ops.version import bot_version
 
 MAX_QUERY = 500
 MAX_ARGUMENT = 1000  # any argument but a log's text
@@ -44,18 +45,6 @@ INSTRUCTIONS = (
     "the suspect node and the first commands to run; search_incidents and list_incidents find cases by "
     "words and topics (vocab lists them); get_incident reads one."
 )
-
-
-def _summary(case: Case, lang: Lang | Literal["both"] = "both") -> dict[str, Any]:
-    title = case.title.model_dump(mode="json") if lang == "both" else (case.title.get(lang) or "")
-    return {
-        "id": case.id,
-        "title": title,
-        "failure_class": case.failure_class,
-        "date": case.date,
-        "reviewed_at": case.review.reviewed_at,
-        "components": list(case.components),
-    }
 
 
 def case_markdown(case: Case, lang: Lang | Literal["both"] = "both") -> str:
@@ -148,6 +137,7 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
         transport_security=transport_security,
         max_request_body_size=MAX_REQUEST_BYTES,
     )
+    server._mcp_server.version = bot_version()  # the initialize result names incident-bot's version, not the SDK's
 
     def case_of(raw: str) -> Case:
         case = service.get_case(raw[:40]) if raw.strip() else None
@@ -175,7 +165,7 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
         symptom, topic)."""
         allowed = filtered(filters)
         ranked = service.search_cases(_query(query), limit=200 if allowed is not None else _limit(limit))
-        return [_summary(c) for c in ranked if allowed is None or c.id in allowed][: _limit(limit)]
+        return [case_summary_record(c) for c in ranked if allowed is None or c.id in allowed][: _limit(limit)]
 
     @server.tool(annotations=READ_ONLY)
     def get_incident(id: str, lang: Literal["en", "ko", "both"] = "both") -> dict[str, Any]:
@@ -197,7 +187,7 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
         page = ordered[start : start + _limit(limit)]
         following = start + len(page)
         return {
-            "items": [_summary(service.library.cases[cid]) for cid in page],
+            "items": [case_summary_record(service.library.cases[cid]) for cid in page],
             "total": len(ordered),
             "next_cursor": str(following) if following < len(ordered) else None,
         }
@@ -212,7 +202,7 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
         return {
             "name": name,
             "topics": [_topic(t) for t in found],
-            "cases": [_summary(service.library.cases[cid]) for cid in service.vocabulary().cases_of(found)],
+            "cases": [case_summary_record(service.library.cases[cid]) for cid in service.vocabulary().cases_of(found)],
         }
 
     @server.tool(annotations=READ_ONLY)
@@ -235,7 +225,7 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
     @server.tool(annotations=READ_ONLY)
     def similar_incidents(id: str, limit: int = 5) -> list[dict[str, Any]]:
         """Cases that share failure class, components, root cause or symptoms with a case."""
-        return [_summary(c) for c in service.similar_cases(case_of(id), limit=_limit(limit))]
+        return [case_summary_record(c) for c in service.similar_cases(case_of(id), limit=_limit(limit))]
 
     @server.resource("case://{name}", mime_type="application/json")
     def case_resource(name: str) -> str:

@@ -36,6 +36,18 @@ def posting_only() -> Iterator[None]:
 
 
 _DEFAULT_CRON = "0 9 * * mon"
+# What deploy/.env.example and the docs put where a real value goes: REPLACE-ME (also inside
+# xoxb-REPLACE-ME or a URL), CHANGE-ME, or an <angle-bracketed> hint. Bounded: values are short settings.
+_PLACEHOLDER = re.compile(r"REPLACE[-_]?ME|CHANGE[-_]?ME|<[^<>\n]{1,80}>", re.IGNORECASE)
+
+
+def placeholders(values: dict[str, object]) -> list[str]:
+    """The names of the settings in ``values`` (environment spelling) still holding a placeholder."""
+    return sorted(
+        name.upper()
+        for name, value in values.items()
+        if isinstance(value, str) and _PLACEHOLDER.search(value[:4096]) is not None
+    )
 
 
 class Settings(BaseSettings):
@@ -109,6 +121,17 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'incident-bot.sqlite3').as_posix()}"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_placeholders(cls, data: object) -> object:
+        # Named, never echoed: the value may be a half-edited token.
+        if isinstance(data, dict) and (names := placeholders(data)):
+            raise ValueError(
+                f"{', '.join(names)} {'holds' if len(names) == 1 else 'hold'} a placeholder from .env.example: "
+                "set the real value, or delete the line (empty or absent means unset)"
+            )
+        return data
 
     @field_validator("slack_api_url", "library_api_url")
     @classmethod

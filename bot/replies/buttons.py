@@ -57,10 +57,10 @@ def text(key: str, lang: Lang, **values: object) -> str:
     return template.format(**values) if values else template
 
 
-def other_lang(langs: Sequence[Lang]) -> tuple[Lang, Lang]:
-    """The reverse language order (what the language switch shows)."""
+def other_lang(langs: Sequence[Lang]) -> tuple[Lang, ...]:
+    """What the language switch shows: the other language alone (one-language answer), else both reversed."""
     first: Lang = "ko" if langs[0] == "en" else "en"
-    return (first, langs[0])
+    return (first,) if len(langs) == 1 else (first, langs[0])
 
 
 # -- button values --------------------------------------------------------------------------------------
@@ -81,7 +81,7 @@ class ButtonPayload:
     ``channel`` and ``message_ts`` find the reply then); ``langs`` is the order the message shows."""
 
     case_id: str
-    langs: tuple[Lang, Lang]
+    langs: tuple[Lang, ...]
     reply_id: int | None = None
     tier: str | None = None
     score: int | None = None
@@ -114,6 +114,8 @@ def _core(result: MatchResult, langs: Sequence[Lang], reply_id: int | None) -> d
     if best is None or len(best.case_id) > _CASE_ID_CHARS:
         return None
     core: dict[str, Any] = {"v": _VERSION, "c": best.case_id, "l": langs[0]}
+    if len(langs) == 1:
+        core["m"] = 1  # one language only (a saved en or ko)
     if reply_id is not None:
         core["r"] = reply_id
     return core
@@ -266,6 +268,13 @@ def _evidence(raw: object) -> Evidence:
     return Evidence(line=line, line_no=line_no, matched="", kind="signature", count=count, note=note)
 
 
+def _flag(data: Mapping[str, Any], key: str) -> bool:
+    value = data.get(key, 0)
+    if value not in (0, 1) or isinstance(value, bool):
+        raise _Invalid
+    return bool(value == 1)
+
+
 def _fills(raw: object) -> tuple[tuple[str, str], ...]:
     if not isinstance(raw, dict) or len(raw) > _FILLS:
         raise _Invalid
@@ -281,7 +290,7 @@ def _lines(raw: object) -> tuple[str, ...]:
     return tuple(_need(_plain(_str(line, LINE_CHARS))) for line in raw)
 
 
-_KEYS = frozenset({"v", "c", "l", "r", "t", "s", "o", "a", "e", "u", "f", "h", "x", "k"})
+_KEYS = frozenset({"v", "c", "l", "m", "r", "t", "s", "o", "a", "e", "u", "f", "h", "x", "k"})
 
 
 def parse_value(value: object) -> ButtonPayload | None:
@@ -297,7 +306,7 @@ def parse_value(value: object) -> ButtonPayload | None:
         if lang not in ("en", "ko"):
             return None
         first: Lang = "en" if lang == "en" else "ko"
-        langs: tuple[Lang, Lang] = (first, "ko" if first == "en" else "en")
+        langs: tuple[Lang, ...] = (first,) if _flag(data, "m") else (first, "ko" if first == "en" else "en")
         reply_id = _need(_int(data["r"], 1, 2**62)) if "r" in data else None
         tier = data.get("t")
         if tier is not None and tier not in _TIERS:
@@ -305,12 +314,6 @@ def parse_value(value: object) -> ButtonPayload | None:
         score = _need(_int(data["s"], 0, 100)) if "s" in data else None
         named = data.get("a", [])
         if not isinstance(named, list) or len(named) > 3:
-            return None
-        share = data.get("h", 0)
-        if share not in (0, 1) or isinstance(share, bool):
-            return None
-        reported = data.get("k", 0)
-        if reported not in (0, 1) or isinstance(reported, bool):
             return None
         return ButtonPayload(
             case_id=_need(_str(data.get("c"), _CASE_ID_CHARS)),
@@ -323,9 +326,9 @@ def parse_value(value: object) -> ButtonPayload | None:
             evidence=_evidence(data["e"]) if "e" in data else None,
             suspects=_need(_plain(_str(data["u"], _SUSPECTS))) if "u" in data else None,
             fills=_fills(data["f"]) if "f" in data else (),
-            share=share == 1,
+            share=_flag(data, "h"),
             lines=_lines(data["x"]) if "x" in data else (),
-            reported=reported == 1,
+            reported=_flag(data, "k"),
         )
     except (_Invalid, ValueError, TypeError, RecursionError):
         return None

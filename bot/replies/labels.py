@@ -28,6 +28,12 @@ LABELS: dict[str, dict[Lang, str]] = {
     "also": {"en": "Also possible", "ko": "다른 후보"},
     "digest.title": {"en": "Newly reviewed incident cases", "ko": "새로 검토된 사례"},
     "digest.empty": {"en": "No newly reviewed cases this period.", "ko": "이번 기간에 새로 검토된 사례가 없습니다."},
+    "digest.how_reviewed": {
+        "en": "A case joins the digest once a person on your team reviews it: "
+        "`incident-bot cases review ID --by NAME`, or `/incident review ID` in Slack (REVIEWERS).",
+        "ko": "팀의 누군가가 사례를 검토하면 다이제스트에 실립니다: "
+        "`incident-bot cases review ID --by NAME`, 또는 Slack에서 `/incident review ID` (REVIEWERS).",
+    },
     "first_lesson": {"en": "Lesson", "ko": "교훈"},
     "busy": {
         "en": "I'm busy matching other pastes right now; please try again in a minute.",
@@ -173,3 +179,10 @@ LABELS.update(
         },
     }
 )
+
+
+# A language named in the reader's language: LANG_NAMES[reader][lang].
+LANG_NAMES: dict[Lang, dict[Lang, str]] = {
+    "en": {"en": "English", "ko": "Korean"},
+    "ko": {"en": "영어", "ko": "한국어"},
+}

@@ -58,12 +58,12 @@ MESSAGES: dict[str, dict[Lang, str]] = {
     "lang.usage": {"en": "Usage: /incident lang en|ko|both", "ko": "사용법: /incident lang en|ko|both"},
     "lang.no_user": {"en": "Language preferences need a user.", "ko": "언어 설정은 사용자별로만 저장됩니다."},
     "lang.saved": {
-        "en": "Saved: answers will show {value} first.",
-        "ko": "저장했습니다: 답변에 {value} 를 먼저 보여 줍니다.",
+        "en": "Saved: answers will be in {value} only (the language button or /incident lang both shows both).",
+        "ko": "저장했습니다: 답변을 {value}로만 보여 줍니다 (언어 버튼이나 /incident lang both 로 두 언어 모두 보기).",
     },
     "lang.saved_both": {
-        "en": "Saved: answers follow your Slack language, with both languages shown.",
-        "ko": "저장했습니다: 답변은 Slack 언어 설정을 따르고 두 언어를 모두 보여 줍니다.",
+        "en": "Saved: answers show both languages, your Slack language first (Korean first for a Korean locale).",
+        "ko": "저장했습니다: 답변에 두 언어를 모두 보여 주고, Slack 언어 설정의 언어를 먼저 보여 줍니다.",
     },
     "topics.heading": {"en": "Topics", "ko": "주제"},
     "topics.kind": {
