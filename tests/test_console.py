@@ -185,3 +185,11 @@ def test_a_saved_language_shows_that_language_only_and_both_shows_both() -> None
     both = _run([":lang both", "/incident IL-0427"], service).answers
     assert "both languages" in both[0]
     assert both[1].index("Summary") < both[1].index("요약")  # no Slack locale in the console: English first
+
+
+def test_a_first_line_longer_than_half_the_limit_is_still_a_paste() -> None:
+    seen = Transcript()
+    console = Console(_service(), seen, paste_limit=64)
+    console.run(["RuntimeError: CUDA error: uncorrectable ECC error encountered " + "x" * 40, "."])
+    [answer] = seen.answers
+    assert "IL-0427" in answer or "IL-0414" in answer

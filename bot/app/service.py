@@ -391,13 +391,7 @@ class IncidentService:
         )
 
     def _search_reply(self, words: str, langs: Sequence[Lang]) -> Reply:
-        library = self._state.library
-
-        def ranked(text: str, limit: int) -> list[Case]:
-            return self.search_cases(text, limit)
-
-        reviewed = self.reviewed_times()
-        return search_reply(self.vocabulary(), words, ranked, library.summaries, library.cases, reviewed, langs)
+        return search_reply(words, self.search(words) if words.strip() else None, langs)
 
     def _similar_reply(self, raw_id: str, langs: Sequence[Lang]) -> Reply:
         case = self.get_case(raw_id) if raw_id else None

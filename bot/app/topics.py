@@ -159,19 +159,11 @@ def topic_reply(
     return with_note(reply, note)
 
 
-def search_reply(
-    vocabulary: Vocabulary,
-    words: str,
-    ranked: Callable[[str, int], list[Case]],
-    summaries: Mapping[str, CaseSummary],
-    cases: Mapping[str, Case],
-    reviewed: Mapping[str, datetime],
-    langs: Sequence[Lang],
-) -> Reply:
-    """``/incident search WORDS [kind:topic ...]``: ranked by the words, limited to the filters' cases."""
-    if not words.strip():
+def search_reply(words: str, outcome: SearchFound | None, langs: Sequence[Lang]) -> Reply:
+    """``/incident search WORDS [kind:topic ...]``: what :func:`search_found` found for ``words`` (None: no
+    words were given)."""
+    if outcome is None:
         return say("search.usage", langs)
-    outcome = search_found(vocabulary, words, ranked, summaries, cases, reviewed)
     if outcome.unknown is not None:
         return say("topic.unknown", langs, words=outcome.unknown[:60], closest=outcome.closest or "-")
     heading = message("search.heading", langs[0], words=words.strip()[:80])

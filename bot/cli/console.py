@@ -57,7 +57,7 @@ class _Paste:
         self.head_chars = self.tail_chars = self.skipped = 0
 
     def __bool__(self) -> bool:
-        return bool(self.head)
+        return bool(self.head or self.tail)  # a first line longer than half the limit goes to the tail
 
     def add(self, line: str) -> None:
         if self.head_chars + len(line) <= self.limit // 2 and not self.tail:

@@ -41,26 +41,25 @@ def _sub(sub: Any, name: str, func: Command, summary: str, examples: str, descri
     return parser
 
 
-def _positive(raw: str) -> int:
-    """A whole number of days, at least 1 (argparse turns the ValueError into one usage line)."""
+def _whole(raw: str, low: int, high: int, what: str) -> int:
+    """``raw`` as a whole number from ``low`` to ``high``; argparse turns the error into one usage line."""
     try:
         value = int(raw)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of days, not {raw!r}") from None
-    if not 1 <= value <= 3650:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 3650, not {value}")
+        raise argparse.ArgumentTypeError(f"must be {what}, not {raw[:40]!r}") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be from {low} to {high}, not {value}")
     return value
+
+
+def _positive(raw: str) -> int:
+    """A number of days, 1 to 3650."""
+    return _whole(raw, 1, 3650, "a whole number of days")
 
 
 def _count(raw: str) -> int:
-    """How many to list: a whole number from 1 to 1000."""
-    try:
-        value = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {raw[:40]!r}") from None
-    if not 1 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 1000, not {value}")
-    return value
+    """How many to list, 1 to 1000."""
+    return _whole(raw, 1, 1000, "a whole number")
 
 
 def _group(sub: Any, name: str, summary: str, examples: str, description: str = "") -> Any:
