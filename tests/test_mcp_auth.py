@@ -45,13 +45,13 @@ def test_a_public_bind_accepts_exactly_what_is_listed() -> None:
                 "MCP_HOST": "0.0.0.0",
                 "MCP_TOKEN": "t0ken-value",
                 "MCP_ALLOWED_HOSTS": "mcp.example:8765,10.0.0.7:8765",
-                "MCP_ALLOWED_ORIGINS": "",
+                "MCP_ALLOWED_ORIGINS": "https://agent.example, ",
             }
         )
     )
     assert got.enable_dns_rebinding_protection is True
     assert got.allowed_hosts == ["mcp.example:8765", "10.0.0.7:8765"]
-    assert got.allowed_origins == []
+    assert got.allowed_origins == ["https://agent.example"]
 
 
 @pytest.mark.parametrize(
@@ -72,13 +72,15 @@ def test_a_public_bind_without_a_token_or_hosts_is_refused(values: dict[str, str
 
 
 class Recorder:
-    """An inner ASGI app that records that it was called."""
+    """An inner ASGI app that records the scope it was called with and what its ``receive`` returned."""
 
     def __init__(self) -> None:
         self.called: list[dict[str, Any]] = []
+        self.received: list[dict[str, Any]] = []
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         self.called.append(scope)
+        self.received.append(await receive())
         await send({"type": "http.response.start", "status": 200, "headers": []})
 
 
@@ -110,16 +112,22 @@ async def test_anything_but_the_exact_bearer_token_gets_401(given: bytes | None)
     inner = Recorder()
     sent = await call(require_token(inner, "t0ken-value"), http(given))
     assert inner.called == []
-    start, body = sent
-    assert start["status"] == 401
-    assert dict(start["headers"]) == {b"content-type": b"application/json", b"www-authenticate": b"Bearer"}
-    assert body["body"] == b'{"error": "missing or wrong bearer token (MCP_TOKEN)"}'
+    assert sent == [
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+        },
+        {"type": "http.response.body", "body": b'{"error": "missing or wrong bearer token (MCP_TOKEN)"}'},
+    ]
 
 
 async def test_the_exact_token_reaches_the_server_and_lifespan_is_not_guarded() -> None:
     inner = Recorder()
     guarded = require_token(inner, "t0ken-value")
-    sent = await call(guarded, http(b"Bearer t0ken-value"))
-    assert [m["status"] for m in sent] == [200] and len(inner.called) == 1
+    scope = http(b"Bearer t0ken-value")
+    sent = await call(guarded, scope)
+    assert sent == [{"type": "http.response.start", "status": 200, "headers": []}]
+    assert inner.called == [scope] and inner.received == [{"type": "http.request", "body": b""}]
     await call(guarded, {"type": "lifespan"})
-    assert inner.called[-1] == {"type": "lifespan"}
+    assert inner.called[-1] == {"type": "lifespan"} and len(inner.received) == 2

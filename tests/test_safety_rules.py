@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from bot.library.safety import SAFETY, Rule, safety_problems
+from bot.library.case_store import Problem
+from bot.library.safety import SAFETY, Rule, assumes_problems, safety_problems
 from bot.model.case import Case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,9 +93,11 @@ def test_every_rule_has_examples() -> None:
 
 
 @pytest.mark.parametrize("rule", RULES)
-def test_the_violation_is_an_error(rule: Rule) -> None:
-    problems = safety_problems(case_with(EXAMPLES[rule.name].violation), "x.json")
-    assert any(p.message.startswith(f"{rule.name}:") and p.severity == "error" for p in problems), problems
+def test_the_violation_is_an_error_naming_the_file_and_the_step(rule: Rule) -> None:
+    violation = EXAMPLES[rule.name].violation
+    field = "command" if rule.never or rule.before else "assumes"  # an assumes-only rule: its assumes is wrong
+    expected = Problem("x.json", f"runbook[{len(violation)}].{field}", f"{rule.name}: {rule.why}", "error")
+    assert expected in safety_problems(case_with(violation), "x.json")
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -128,7 +131,8 @@ def test_a_rule_that_needs_assumes_needs_both_languages(rule: Rule) -> None:
     assert rule.command.search(last["command"])
     for assumes in (None, {"en": BOTH["en"]}, {"ko": BOTH["ko"]}):
         planted = [*compliant[:-1], step(last["command"], last["stage"], assumes)]
-        assert errors_of(rule, planted), assumes
+        expected = Problem("x.json", f"runbook[{len(planted)}].assumes", f"{rule.name}: {rule.why}", "error")
+        assert expected in safety_problems(case_with(planted), "x.json"), assumes
 
 
 @pytest.mark.parametrize(
@@ -138,3 +142,66 @@ def test_a_rule_that_needs_assumes_needs_both_languages(rule: Rule) -> None:
 def test_every_spelling_of_a_recursive_rm_is_refused(command: str) -> None:
     (rule,) = [r for r in SAFETY if r.name == "rm-rf"]
     assert errors_of(rule, [step(f"ssh {{node}} {command}")]), command
+
+
+REBOOT = "scontrol reboot ASAP nextstate=resume {node}"
+IDLE = {
+    "en": "root on the controller; the reboot waits until the node is idle",
+    "ko": "노드가 유휴 상태가 되면 재부팅한다",
+}
+NEEDS_BOTH = (
+    "a step with a command needs `assumes` in English and Korean: what the command needs to be right"
+    " (tool and version where it matters, where it runs, the node's state: drained, jobs left, idle)"
+)
+
+
+def warnings_of(runbook: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    """``assumes_problems`` of a runbook after the base case's one confirm step (index 0)."""
+    return [(p.path, p.field, p.severity, p.message) for p in assumes_problems(case_with(runbook), "x.json")]
+
+
+@pytest.mark.parametrize("assumes", [None, {"en": BOTH["en"]}, {"ko": BOTH["ko"]}], ids=["none", "en", "ko"])
+def test_a_command_without_assumes_in_both_languages_is_a_warning_naming_the_step(
+    assumes: dict[str, str] | None,
+) -> None:
+    got = warnings_of([step("ssh {node} nvidia-smi -q -d ECC", "confirm", assumes)])
+    assert got == [("x.json", "runbook[1].assumes", "warning", NEEDS_BOTH)]
+
+
+def test_a_step_without_a_command_needs_no_assumes_and_every_step_is_checked() -> None:
+    bare = {"stage": "contain", "text": {"en": "Tell the job's owner.", "ko": "작업 소유자에게 알린다."}}
+    assert warnings_of([bare, step("squeue -w {node} -h")]) == []
+    bare_first = [bare, step("ssh {node} dmesg -T", "confirm", None), step("ssh {node} nvidia-smi -q", "confirm", None)]
+    assert [field for _, field, _, _ in warnings_of(bare_first)] == ["runbook[2].assumes", "runbook[3].assumes"]
+
+
+@pytest.mark.parametrize(
+    ("assumes", "missing"),
+    [
+        ({"en": BOTH["en"], "ko": IDLE["ko"]}, ["en"]),
+        ({"en": IDLE["en"], "ko": BOTH["ko"]}, ["ko"]),
+        ({"en": BOTH["en"], "ko": BOTH["ko"]}, ["en", "ko"]),
+        (IDLE, []),
+    ],
+    ids=["en-silent", "ko-silent", "both-silent", "both-say-it"],
+)
+def test_what_a_rule_says_assumes_must_mention_is_checked_in_each_language(
+    assumes: dict[str, str], missing: list[str]
+) -> None:
+    (rule,) = [r for r in SAFETY if r.name == "reboot"]
+    said = dict(rule.says)
+    expected = [
+        (
+            "x.json",
+            f"runbook[2].assumes.{lang}",
+            "warning",
+            f"reboot: {rule.why} (assumes.{lang} does not say {said[lang].pattern!r})",
+        )
+        for lang in missing
+    ]
+    assert warnings_of([step("squeue -w {node} -h"), step(REBOOT, assumes=assumes)]) == expected
+
+
+def test_only_the_rule_whose_command_matches_asks_for_its_words() -> None:
+    """A step that is not a reboot is not asked to mention idle, whatever it assumes."""
+    assert warnings_of([step("ssh {node} nvidia-smi -q -d ECC", "confirm")]) == []

@@ -32,22 +32,19 @@ from pathlib import Path
 from typing import Any
 
 from bot.library.case_store import CaseLibrary, Problem, load_files
+from bot.library.snapshot_save import CASES, FILES, FORMAT, LIBRARY, prune, save
 from bot.matching.signatures import CompiledSignature, LazySignatures
 from bot.model.case import Case, SignatureKind, Strength
 from bot.model.summary import CaseSummary
 
 log = logging.getLogger("incident_bot.snapshot")
 
-FORMAT = 1
-KEEP = 3
-LIBRARY = "library.json"  # what a start reads: the library as loaded
-FILES = "files.json"  # each file's outcome by content hash: read only to rebuild after a change
-CASES = "cases.jsonl"
 _PACKAGE = Path(__file__).resolve().parent.parent
 # The sources that decide what a case file yields and what the saved indexes hold.
 _SOURCES = (
     "library/case_store.py",
     "library/snapshot.py",
+    "library/snapshot_save.py",
     "matching/signatures.py",
     "matching/patterns.py",
     "matching/engine.py",
@@ -94,20 +91,6 @@ _SIGNATURE_FIELDS = 9
 _STRENGTHS = {strength.value: strength for strength in Strength}
 
 
-def _signature_json(sig: CompiledSignature) -> list[Any]:
-    return [
-        sig.index,
-        sig.kind.value,
-        sig.pattern,
-        sig.strength.value,
-        sig.ignore_case,
-        sig.fallout,
-        sig.literal,
-        list(sig.also),
-        sig.note,
-    ]
-
-
 def _row_ok(row: object) -> bool:
     """A saved signature row of the right shape (checked when a snapshot opens: rows are made into
     signatures later, when first hit, and must not fail then)."""
@@ -143,10 +126,6 @@ def _problem(data: list[str]) -> Problem:
     return Problem(path, where, message, severity)
 
 
-def _problem_json(problem: Problem) -> list[str]:
-    return [problem.path, problem.field, problem.message, problem.severity]
-
-
 @dataclass
 class Snapshot:
     """One snapshot directory."""
@@ -159,10 +138,6 @@ class Snapshot:
             return json.loads((self.path / name).read_bytes())
         except (OSError, ValueError):
             return None
-
-    def write_json(self, name: str, data: Any) -> None:
-        """Write ``name`` atomically (another process may be reading this snapshot)."""
-        _atomic_write(self.path / name, json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode())
 
     def index_dir(self, name: str, build: Callable[[Path], object]) -> Path:
         """The directory of index ``name``, built by ``build(empty_dir)`` first when it is not there yet
@@ -186,17 +161,6 @@ class Snapshot:
     def discard_index(self, name: str) -> None:
         """Remove index ``name`` (it did not open: it is rebuilt next time)."""
         shutil.rmtree(self.path / name, ignore_errors=True)
-
-
-def _dump(path: Path, data: Any) -> None:
-    path.write_bytes(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode())
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    with os.fdopen(handle, "wb") as out:
-        out.write(data)
-    os.replace(temporary, path)
 
 
 def _case_loader(cases_file: Path, offset: int, length: int) -> Callable[[], Case]:
@@ -289,15 +253,16 @@ def load_with_snapshot(directory: Path, root: Path) -> CaseLibrary:
         )  # DATA_DIR problems are reported by storage
         return load_files(directory)
     snapshot = Snapshot(root / key)
-    opened = _open(snapshot, directory, version) if (snapshot.path / LIBRARY).exists() else None
+    there = (snapshot.path / LIBRARY).exists()
+    opened = _open(snapshot, directory, version) if there else None
     if opened is not None:
         return opened
     previous = _previous_outcomes(root, version, snapshot.path)
     outcomes: dict[str, dict[str, Any]] = {}
     library = load_files(directory, reuse=previous, outcomes=outcomes)
     try:
-        offsets = _save(snapshot, library, outcomes, version)
-        _prune(root, keep=snapshot.path)
+        offsets = save(snapshot.path, library, outcomes, version, replace=there)
+        prune(root, keep=snapshot.path)
     except OSError as exc:
         log.warning("snapshot not saved in %s: %s", root, exc.strerror or exc)
         return library
@@ -308,89 +273,3 @@ def load_with_snapshot(directory: Path, root: Path) -> CaseLibrary:
         {case_id: _case_loader(cases_file, *where) for case_id, where in offsets.items()}
     )
     return library
-
-
-def _save(
-    snapshot: Snapshot, library: CaseLibrary, outcomes: dict[str, dict[str, Any]], version: str
-) -> dict[str, tuple[int, int]]:
-    """Write ``library.json``, ``files.json`` and ``cases.jsonl`` for ``library`` (``outcomes``: per file
-    name, its content hash, its problems and, when it parsed, its case's raw JSON, summary and
-    signatures). Returns where each case of the library sits in ``cases.jsonl``."""
-    work = Path(tempfile.mkdtemp(prefix=".new-", dir=snapshot.path.parent))
-    try:
-        offsets: dict[str, tuple[int, int]] = {}
-        with (work / CASES).open("wb") as out:
-            for name, outcome in outcomes.items():
-                raw = outcome.get("raw")
-                if raw is not None:
-                    offsets[name] = (out.tell(), len(raw))
-                    out.write(raw + b"\n")
-        encoded: dict[int, list[Any]] = {}  # each signature encoded once (files and cases share them)
-
-        def encode(sig: CompiledSignature) -> list[Any]:
-            row = encoded.get(id(sig))
-            if row is None:
-                row = encoded[id(sig)] = _signature_json(sig)
-            return row
-
-        files = []
-        for name, outcome in outcomes.items():
-            entry: dict[str, Any] = {
-                "name": name,
-                "digest": outcome["digest"],
-                "problems": [_problem_json(p) for p in outcome["problems"]],
-            }
-            if name in offsets:
-                summary: CaseSummary = outcome["summary"]
-                entry["case"] = {
-                    "summary": summary.to_json(),
-                    "offset": offsets[name][0],
-                    "length": offsets[name][1],
-                    "signatures": [encode(sig) for sig in outcome["signatures"]],
-                }
-            files.append(entry)
-        by_id = {Path(path).name: case_id for case_id, path in library.paths.items()}
-        by_case: dict[str, list[CompiledSignature]] = {}
-        for sig in library.signatures:
-            by_case.setdefault(sig.case_id, []).append(sig)
-        file_of = {case_id: by_id_name for by_id_name, case_id in by_id.items()}
-        cases = [
-            [
-                file_of[case_id],
-                *offsets[file_of[case_id]],
-                library.summaries[case_id].to_json(),
-                [encode(sig) for sig in by_case.get(case_id, [])],
-            ]
-            for case_id in library.cases
-            if file_of.get(case_id) in offsets
-        ]
-        document = {
-            "format": FORMAT,
-            "version": version,
-            "cases": cases,
-            "problems": [_problem_json(p) for p in library.problems],
-        }
-        _dump(work / LIBRARY, document)
-        _dump(work / FILES, {"format": FORMAT, "version": version, "files": files})
-        try:
-            work.rename(snapshot.path)
-        except OSError:
-            if not (snapshot.path / LIBRARY).exists():
-                raise
-            shutil.rmtree(work, ignore_errors=True)  # another process saved the same snapshot first
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
-    return {case_id: offsets[name] for name, case_id in by_id.items() if name in offsets}
-
-
-def _prune(root: Path, keep: Path) -> None:
-    """Remove all but the newest ``KEEP`` snapshots (never ``keep``, the one just made)."""
-    snapshots = sorted(
-        (p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")),
-        key=lambda p: p.stat().st_mtime,
-        reverse=True,
-    )
-    for old in snapshots[KEEP:]:
-        if old != keep:
-            shutil.rmtree(old, ignore_errors=True)

@@ -28,8 +28,12 @@ _DEVICE_OR_CODE = re.compile(
     r"|md\d+|dm-\d+|loop\d+|[\w.]*\.[A-Z]\w*)$"
 )
 
+# Classic syslog (``Mar  3 10:00:01 host prog[pid]:``) and RFC 3339 (rsyslog's high-precision template,
+# ``journalctl -o short-iso``: ``2024-03-03T10:00:01.123456+00:00 host prog[pid]:``).
 _SYSLOG_HOST = re.compile(
-    rf"^[A-Z][a-z]{{2}} [ \d]\d \d{{2}}:\d{{2}}:\d{{2}} ({_HOST}) [\w./-]{{1,64}}(?:\[\d{{1,8}}\])?:"
+    r"^(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}"
+    r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)"
+    rf" ({_HOST}) [\w./-]{{1,64}}(?:\[\d{{1,8}}\])?:"
 )
 _BRACKET_HOST = re.compile(rf"^\[({_HOST})\]:?\s")
 _PDSH_HOST = re.compile(rf"^({_HOST}): ")
