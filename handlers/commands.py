@@ -27,7 +27,8 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         user_id = str(command.get("user_id") or "") or None
         channel_id = command.get("channel_id")
         langs = await user_langs(services, locales, client, user_id)
-        reviewer = route_command(text.strip())[0] == "review" and await reviewers.allows(client, user_id)
+        verb, rest = route_command(text.strip())
+        reviewer = verb in {"review", "forget"} and await reviewers.allows(client, user_id)
         # Matching is CPU-bound: a worker thread keeps the loop free to ack other requests. A match answer
         # is logged under the user (shown only to them) and its buttons carry the reply id.
         got = await matched(
@@ -56,4 +57,6 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
             value = share_value(text, reply_id)
             if value is not None:
                 reply = with_share_button(reply, value)
-        await send_via_response_url(services, respond, reply, channel=channel_id, user=user_id)
+        # Turning automatic replies on or off is told to the whole channel: who did it, and how to undo it.
+        announce = verb == "auto" and rest.strip().lower() in {"on", "off"} and bool(channel_id)
+        await send_via_response_url(services, respond, reply, channel=channel_id, user=user_id, in_channel=announce)

@@ -23,5 +23,5 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
         if event.get("tab") != "home" or not user_id:
             return
         langs = await user_langs(services, locales, client, user_id)
-        view = await services.pools.io(services.feedback.home_view, langs)
+        view = await services.pools.side(services.feedback.home_view, langs)  # never on the ack path's pool
         await client.views_publish(user_id=user_id, view=view)

@@ -33,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
 # Pure: values in, values out. No files, network, clock, environment, randomness or threads.
 PURE_PACKAGES = {"model", "matching", "replies"}
 PURE_MODULES = {"bot.digest.content", "bot.digest.plan", "bot.app.search"}
+GENERATED_DATA = {"bot.matching.gitleaks_rules"}  # tools/refresh_gitleaks.py writes it
 FORBIDDEN_IN_PURE = {
     "os",
     "pathlib",
@@ -200,6 +201,8 @@ def test_pure_modules_read_no_files_network_clock_or_environment(module: str) ->
     names = set(imports_of(module))
     hits = {n for n in names for ban in FORBIDDEN_IN_PURE if n == ban or n.startswith(ban + ".")}
     assert not hits, f"{module} imports {hits}"
+    if module in GENERATED_DATA:
+        return  # string literals only (gitleaks' regexes mention ".now("): its imports are checked above
     source = MODULES[module].read_text(encoding="utf-8")
     assert ".now(" not in source and "utcnow" not in source and "getenv" not in source and "os.environ" not in source
 

@@ -23,9 +23,18 @@ from bot.app.service import IncidentService
 from bot.cli.main import main
 from bot.library.case_store import CaseLibrary
 from bot.library.ordinary import ordinary_text
-from bot.matching.examples import Confirmed, Ordinary, example_lines, looks_like_error, refusal, resembles
+from bot.matching.examples import (
+    Confirmed,
+    Ordinary,
+    example_lines,
+    lines_to_keep,
+    looks_like_error,
+    refusal,
+    resembles,
+)
 from bot.matching.redaction import redact
-from bot.model.case import Strength
+from bot.model.case import Localized, Strength
+from bot.model.results import Evidence, Match, MatchResult, Tier
 from bot.ops.clock import fixed
 from bot.replies.buttons import ACTION_HELPFUL, ACTION_KEEP, ACTION_NOT_THIS, ACTION_OTHERS, ACTION_PICK
 from bot.storage import Storage, open_storage
@@ -38,6 +47,10 @@ PASTE = f"{XID}\n{NOVEL}\nok thanks\nKilled\n"
 # NOVEL in other words (not a byte-identical line): the matcher still takes it as a near-copy.
 REWORDED = "gpu-doctor: HBM bank 2 parity sweep failed on device 7, quarantine requested by the node agent"
 ORDINARY = Ordinary("\n".join(ordinary_text()))
+
+
+def SCREEN(line: str) -> bool:
+    return refusal(line, ORDINARY) is None
 
 
 class Clock:
@@ -77,18 +90,21 @@ async def replicas(fake: HarnessSlack, storage: Storage, library: CaseLibrary) -
         second.close()
 
 
-async def answered_paste(h: SlackHarness, channel: str, user: str) -> dict[str, Any]:
-    """Paste ``PASTE`` in ``channel``; the bot's answer once the reply log holds it."""
-    await h.event(message_event(PASTE, channel=channel, user=user))
+async def answered_paste(h: SlackHarness, channel: str, user: str, text: str = PASTE) -> dict[str, Any]:
+    """Paste ``text`` in ``channel``; the bot's answer once the reply log holds it."""
+    await h.event(message_event(text, channel=channel, user=user))
     await h.settle()
     posted: dict[str, Any] = h.fake.posted(channel)[-1]
     await h.wait_for(lambda: h.service.storage.reply_for_message(channel, posted["ts"]) is not None)
     return posted
 
 
-async def paste_and_vote(h: SlackHarness, channel: str, user: str, action: str = ACTION_HELPFUL) -> dict[str, Any]:
-    """Paste ``PASTE`` in ``channel`` (the bot answers in the thread), click ``action`` as ``user``."""
-    posted = await answered_paste(h, channel, user)
+async def paste_and_vote(
+    h: SlackHarness, channel: str, user: str, action: str = ACTION_HELPFUL, text: str = PASTE
+) -> dict[str, Any]:
+    """Paste ``text`` in ``channel`` (the bot answers in the thread), click ``action`` as ``user``; then wait
+    until the example index has caught up (votes refresh it in the background)."""
+    posted = await answered_paste(h, channel, user, text)
     [answer] = await click(
         h,
         action,
@@ -98,7 +114,19 @@ async def paste_and_vote(h: SlackHarness, channel: str, user: str, action: str =
         message_ts=posted["ts"],
         ephemeral=False,
     )
+    assert h.service.learner.wait_idle(15)
     return answer
+
+
+async def teach(h: SlackHarness, channel: str, user: str, line: str = NOVEL) -> None:
+    """``user`` answers PASTE in ``channel`` and ``line`` is confirmed for IL-0414 on that reply, as a
+    confirmation stores a line that proved its answer (a vote stores only those: PASTE's NOVEL is not one)."""
+    posted = await answered_paste(h, channel, user)
+    record = h.service.storage.reply_for_message(channel, posted["ts"])
+    assert record is not None and record.id is not None
+    assert h.service.examples.confirm("IL-0414", [line], user, channel, record.id) == 1
+    h.service.examples_changed()
+    assert h.service.learner.wait_idle(15)
 
 
 async def explicit(h: SlackHarness, text: str, user: str = "U9") -> dict[str, Any]:
@@ -117,14 +145,18 @@ async def test_confirmations_teach_both_replicas(replicas: Replicas) -> None:
     a, b = replicas.both()
     before = await explicit(b, PARAPHRASE)
     assert "IL-0414" not in best_of(before) or "weak" in json.dumps(before)
-    # U1 says the answer was right: the paste's lines are stored, redacted; chat and bare words are not.
+    # U1 says the answer was right: only the line that proved it is stored, redacted; NOVEL, the chat and
+    # the bare words in the same paste are not (they proved nothing).
     answer = await paste_and_vote(a, "C1", "U1")
     assert "now help recognise" in json.dumps(answer)
     stored = a.service.storage.list_examples(replicas.clock() - timedelta(days=1))
-    lines = {e.line for e in stored}
-    assert NOVEL in lines and not {"ok thanks", "Killed"} & lines
-    assert all("gpu-a17" not in line for line in lines) and any("<host>" in line for line in lines)
+    assert [e.line for e in stored] == [XID.replace("gpu-a17", "<host>")]
     case_id = stored[0].case_id
+    # A line that proved an answer (here NOVEL, confirmed for that reply) teaches both replicas.
+    record = a.service.storage.reply_for_message("C1", a.fake.posted("C1")[-1]["ts"])
+    assert record is not None and record.id is not None
+    assert a.service.examples.confirm(case_id, [NOVEL], "U1", "C1", record.id) == 1
+    a.service.examples_changed()
     # Within the reload interval the other replica has it: a paraphrase is now a candidate, not a reply.
     await b.wait_for(lambda: bool(b.service.matcher.examples), within=15)  # the watcher's interval: 1 s
     result = b.service.match(PARAPHRASE)
@@ -135,7 +167,7 @@ async def test_confirmations_teach_both_replicas(replicas: Replicas) -> None:
     await b.settle()
     assert b.fake.posted("C3") == []  # one person's word is a hint: no unprompted reply
     # A second person confirms on the other replica: the line is proof now, on both (strong, never exact).
-    await paste_and_vote(b, "C2", "U2")
+    await teach(b, "C2", "U2")
     for h in (a, b):
         await h.wait_for(lambda h=h: h.service.match(PARAPHRASE).reply, within=15)  # type: ignore[misc]
         again = h.service.match(PARAPHRASE)
@@ -148,8 +180,8 @@ async def test_confirmations_teach_both_replicas(replicas: Replicas) -> None:
 
 async def test_not_this_case_withdraws_a_confirmation(replicas: Replicas) -> None:
     a, _ = replicas.both()
-    await paste_and_vote(a, "C1", "U1")
-    await paste_and_vote(a, "C2", "U2")
+    await teach(a, "C1", "U1")
+    await teach(a, "C2", "U2")
     since = replicas.clock() - timedelta(days=1)
     assert {e.user_id for e in a.service.storage.list_examples(since)} == {"U1", "U2"}
     assert a.service.match(PARAPHRASE).reply  # two people: proof
@@ -158,7 +190,9 @@ async def test_not_this_case_withdraws_a_confirmation(replicas: Replicas) -> Non
         a, ACTION_NOT_THIS, buttons(posted["blocks"])[ACTION_NOT_THIS], message_ts=posted["ts"], ephemeral=False
     )
     assert "withdrawn" in json.dumps(again)
+    assert a.service.learner.wait_idle(15)
     left = a.service.storage.list_examples(since)
+    # Matched now, the rejected paste's NOVEL is example evidence for the case: U1's rejection counts.
     assert {e.user_id for e in left} == {"U2"} and all(e.rejections == 1 for e in left if e.line == NOVEL)
     assert not a.service.match(PARAPHRASE).reply  # back to one person's word: a hint
 
@@ -209,8 +243,8 @@ async def test_it_was_this_one_confirms_a_runner_up(replicas: Replicas) -> None:
 
 async def test_not_this_case_counts_against_the_example_that_made_the_answer(replicas: Replicas) -> None:
     a, _ = replicas.both()
-    await paste_and_vote(a, "C1", "U1")
-    await paste_and_vote(a, "C2", "U2")
+    await teach(a, "C1", "U1")
+    await teach(a, "C2", "U2")
     # A reworded paste is answered unprompted because of the confirmed line (its evidence is the example) ...
     await a.event(message_event(REWORDED, channel="C4", user="U3"))
     await a.settle()
@@ -232,8 +266,65 @@ async def test_not_this_case_counts_against_the_example_that_made_the_answer(rep
     )
     assert "not this case" in json.dumps(ack).lower()
     rejected = {(e.user_id, e.line): e.rejections for e in a.service.examples.stored()}
-    assert {key: n for key, n in rejected.items() if key[1] == NOVEL} == {("U1", NOVEL): 1, ("U2", NOVEL): 1}
-    assert all(n == 0 for (_, line), n in rejected.items() if line != NOVEL) and len(rejected) == 4
+    assert rejected == {("U1", NOVEL): 1, ("U2", NOVEL): 1}
+
+
+async def rejected_by(h: SlackHarness, channel: str, user: str) -> bool:
+    """REWORDED pasted in ``channel``: True when it was answered unprompted; then ``user`` says "Not this
+    case" on that answer."""
+    await h.event(message_event(REWORDED, channel=channel, user=user))
+    await h.settle()
+    posted = h.fake.posted(channel)
+    if not posted:
+        return False
+    await h.wait_for(lambda: h.service.storage.reply_for_message(channel, posted[0]["ts"]) is not None)
+    await click(
+        h,
+        ACTION_NOT_THIS,
+        buttons(posted[0]["blocks"])[ACTION_NOT_THIS],
+        user=user,
+        channel=channel,
+        message_ts=posted[0]["ts"],
+        ephemeral=False,
+    )
+    assert h.service.learner.wait_idle(15)
+    return True
+
+
+async def test_rejections_by_different_people_demote_then_drop_an_example(replicas: Replicas) -> None:
+    """The review's H1: an example two people confirmed answers unprompted until people say it is wrong.
+    One rejection is one person's word; two people's make it a hint (no unprompted reply); three drop it."""
+    a, b = replicas.both()
+    await teach(a, "C1", "U1")
+    await teach(a, "C2", "U2")
+    assert await rejected_by(a, "C4", "U3")  # one person: still proof
+    assert await rejected_by(a, "C5", "U3")  # the same person again is still one person
+    assert await rejected_by(a, "C6", "U4")  # a second person: a hint from now on
+    assert not await rejected_by(a, "C7", "U5")  # no unprompted reply any more
+    hint = a.service.match(REWORDED).best
+    assert hint is not None and hint.tier.value == "weak" and hint.evidence[0].kind == "example"
+    # The other replica sees it too, on its next check.
+    await b.wait_for(lambda: not b.service.match(REWORDED).reply, within=15)
+    # A third person's rejection (of an answer the hint helped make, elsewhere) drops it: not even a hint.
+    assert any(line.text == NOVEL for line in a.service.matcher.examples)
+    a.service.examples.withdraw("IL-0414", [REWORDED], "U5", 1)
+    a.service.examples_changed()
+    assert a.service.learner.wait_idle(15)
+    assert all(line.text != NOVEL for line in a.service.matcher.examples)
+    assert {e.rejections for e in a.service.examples.stored()} == {3}  # people, each counted once
+
+
+async def test_one_reviewers_rejection_drops_an_example(
+    fake: HarnessSlack, storage: Storage, library: CaseLibrary
+) -> None:
+    service = IncidentService(library, storage, now=fixed(NOW), deadline_s=20.0, reviewers=frozenset({"U7"}))
+    async with SlackHarness(fake, service, harness_settings(fake, CASES_RELOAD_SECONDS=1)) as h:
+        await teach(h, "C1", "U1")
+        await teach(h, "C2", "U2")
+        assert service.match(REWORDED).reply
+        assert await rejected_by(h, "C4", "U7")
+        assert all(line.text != NOVEL for line in service.matcher.examples)
+        assert not service.match(REWORDED).reply
 
 
 async def test_forged_or_moved_helpful_values_store_nothing(replicas: Replicas) -> None:
@@ -333,17 +424,52 @@ async def test_expired_examples_leave_the_database(replicas: Replicas) -> None:
     assert left and not {(e.user_id, e.channel) for e in left} & {(e.user_id, e.channel) for e in old}
 
 
-def test_a_confirmation_keeps_at_most_six_lines(library: CaseLibrary) -> None:
-    """However many storable lines a paste has, a confirmation stores six of them."""
-    from bot.matching.examples import lines_to_keep
+def _result(evidence: dict[str, list[tuple[str, str]]], lines: list[str] | None = None) -> MatchResult:
+    """A match result naming each case of ``evidence`` (best first) with its (kind, line) evidence."""
+    matches = [
+        Match(
+            case_id=case_id,
+            title=Localized(en=case_id),
+            failure_class=None,
+            score=90 - 10 * number,
+            tier=Tier.STRONG,
+            evidence=[Evidence(line=line, line_no=n, matched="x", kind=kind) for n, (kind, line) in enumerate(found)],
+        )
+        for number, (case_id, found) in enumerate(evidence.items())
+    ]
+    every = [line for found in evidence.values() for _, line in found]
+    return MatchResult(matches=matches, reply=True, lines=lines if lines is not None else every)
 
-    pasted = "\n".join(
-        f"gpu-doctor: HBM bank {n} parity sweep failed on device {n}, quarantine {word} requested by agent"
-        for n, word in enumerate(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"])
-    )
-    result = IncidentService(library, MemoryStorage(), now=fixed(NOW)).match(f"{XID}\n{pasted}")
-    assert len(result.lines) > 6
-    assert len(lines_to_keep(result, ORDINARY)) == 6
+
+SPECIFIC = [
+    f"gpu-doctor: HBM bank {n} parity sweep failed on device {n}, quarantine {word} requested by agent"
+    for n, word in enumerate(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"])
+]
+
+
+def test_a_confirmation_keeps_at_most_six_lines() -> None:
+    """However many lines proved the answer, a confirmation stores six of them."""
+    result = _result({"IL-0414": [("signature", line) for line in SPECIFIC]})
+    assert lines_to_keep(result, ORDINARY) == SPECIFIC[:6]
+
+
+def test_only_the_lines_that_proved_the_answer_are_kept() -> None:
+    """The review's H1: chat and another failure's error in the paste are never kept for the case."""
+    chat = "lol my coffee machine failed again, kitchen is out of oat milk"
+    s3 = "ERROR: checkpoint upload to s3://ckpt-eu/run7 failed: botocore ExpiredToken for role trainer-uploader"
+    proved = {"IL-0414": [("signature", XID)]}
+    assert lines_to_keep(_result(proved, [chat, s3, XID]), ORDINARY) == [XID.replace("gpu-a17", "<host>")]
+    # A line a signature of the case hit is its evidence even when another case's signature hit it too.
+    shared = {"IL-0414": [("signature", XID)], "PUB-0005": [("signature", XID)]}
+    assert lines_to_keep(_result(shared), ORDINARY) == [XID.replace("gpu-a17", "<host>")]
+    # Without a signature hit: the near-copy evidence, but never a line another case's signature hit.
+    near = {"IL-0414": [("text", NOVEL), ("text", s3)], "PUB-0031": [("signature", s3)]}
+    assert lines_to_keep(_result(near), ORDINARY) == [NOVEL]
+    # Without either: the lines that share the case's words, weighted (never chat, never zero weight).
+    bare = _result({"IL-0414": []}, [chat, s3, NOVEL, PARAPHRASE])
+    weight = {NOVEL: 3, PARAPHRASE: 1, s3: 0, chat: 5}
+    assert lines_to_keep(bare, ORDINARY, weight=lambda line: weight[line]) == [NOVEL, PARAPHRASE]
+    assert lines_to_keep(bare, ORDINARY) == []  # no weights, nothing to go by
 
 
 def test_lines_with_other_xid_codes_are_not_near_copies() -> None:
@@ -455,25 +581,16 @@ def test_redaction_finds_short_hosts_where_logs_name_hosts(line: str, host: str)
 
 
 def test_a_host_named_on_one_line_is_redacted_on_the_others() -> None:
-    from bot.matching.examples import lines_to_keep
-    from bot.model.results import MatchResult
-
-    result = MatchResult(
-        matches=[],
-        reply=False,
-        lines=[
-            "Mar  4 10:12:01 dgx-b07 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)",
-            "gpu-doctor on dgx-b07: HBM bank 5 parity sweep failed on device 3, quarantine requested",
-        ],
-    )
-    kept = lines_to_keep(result, ORDINARY)
-    assert len(kept) == 2 and not any("dgx-b07" in line for line in kept)
+    named = "Mar  4 10:12:01 dgx-b07 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)"
+    other = "gpu-doctor on dgx-b07: HBM bank 5 parity sweep failed on device 3, quarantine requested"
+    kept = lines_to_keep(_result({"IL-0414": [("signature", other)]}, [named, other]), ORDINARY)
+    assert kept == ["gpu-doctor on <host>: HBM bank 5 parity sweep failed on device 3, quarantine requested"]
 
 
 @pytest.mark.parametrize("line", ["ok thanks", "Killed", "thanks everyone, the training job is running fine now"])
 def test_chat_and_bare_words_never_become_examples(line: str) -> None:
     assert refusal(line, ORDINARY) is not None
-    assert example_lines([Confirmed("IL-0427", line, u) for u in ("U1", "U2", "U3")], ORDINARY) == []
+    assert example_lines([Confirmed("IL-0427", line, u) for u in ("U1", "U2", "U3")], SCREEN) == []
 
 
 def test_an_ordinary_line_is_refused_even_when_it_mentions_an_error() -> None:
@@ -498,8 +615,12 @@ GENERIC = [
 
 @pytest.mark.parametrize("line", GENERIC)
 def test_generic_lines_never_become_evidence(line: str) -> None:
-    assert refusal(line, ORDINARY) == "too generic: it names nothing specific to one failure"
-    assert example_lines([Confirmed("IL-0427", line, u) for u in ("U1", "U2", "U3")], ORDINARY) == []
+    # Prose without a program's marks is refused as chat before it is weighed as generic.
+    assert refusal(line, ORDINARY) in {
+        "too generic: it names nothing specific to one failure",
+        "reads as chat: nothing in it is what a program prints",
+    }
+    assert example_lines([Confirmed("IL-0427", line, u) for u in ("U1", "U2", "U3")], SCREEN) == []
 
 
 @pytest.mark.parametrize("line", [NOVEL, PARAPHRASE, REWORDED, XID.replace("gpu-a17", "<host>")])
@@ -530,11 +651,11 @@ def test_words_common_to_many_case_texts_are_generic(library: CaseLibrary) -> No
 
 def test_the_same_line_with_other_numbers_is_one_line_for_two_people() -> None:
     # Two people confirm the same failure seen on other devices, banks and ranks: that is proof.
-    two = example_lines([Confirmed("IL-0427", NOVEL, "U1"), Confirmed("IL-0427", PARAPHRASE, "U2")], ORDINARY)
+    two = example_lines([Confirmed("IL-0427", NOVEL, "U1"), Confirmed("IL-0427", PARAPHRASE, "U2")], SCREEN)
     assert [line.strength for line in two] == [Strength.DECISIVE]
     # The same masked line confirmed for two cases tells neither apart: a hint for both, never proof.
     split = example_lines(
-        [Confirmed(case, NOVEL, user) for case in ("IL-0427", "IL-0414") for user in ("U1", "U2")], ORDINARY
+        [Confirmed(case, NOVEL, user) for case in ("IL-0427", "IL-0414") for user in ("U1", "U2")], SCREEN
     )
     assert sorted((line.case_id, line.strength) for line in split) == [
         ("IL-0414", Strength.SUPPORTING),
@@ -543,13 +664,13 @@ def test_the_same_line_with_other_numbers_is_one_line_for_two_people() -> None:
 
 
 def test_two_people_or_a_reviewer_make_a_line_decisive() -> None:
-    one = example_lines([Confirmed("IL-0427", NOVEL, "U1")], ORDINARY)
-    two = example_lines([Confirmed("IL-0427", NOVEL, "U1"), Confirmed("IL-0427", NOVEL, "U2")], ORDINARY)
-    staff = example_lines([Confirmed("IL-0427", NOVEL, "U7")], ORDINARY, reviewers={"U7"})
+    one = example_lines([Confirmed("IL-0427", NOVEL, "U1")], SCREEN)
+    two = example_lines([Confirmed("IL-0427", NOVEL, "U1"), Confirmed("IL-0427", NOVEL, "U2")], SCREEN)
+    staff = example_lines([Confirmed("IL-0427", NOVEL, "U7")], SCREEN, reviewers={"U7"})
     assert [line.strength for line in one] == [Strength.SUPPORTING]
     assert [line.strength for line in two] == [Strength.DECISIVE] == [line.strength for line in staff]
     # The same person twice is still one person.
-    again = example_lines([Confirmed("IL-0427", NOVEL, "U1"), Confirmed("IL-0427", NOVEL, "U1")], ORDINARY)
+    again = example_lines([Confirmed("IL-0427", NOVEL, "U1"), Confirmed("IL-0427", NOVEL, "U1")], SCREEN)
     assert [line.strength for line in again] == [Strength.SUPPORTING]
 
 
@@ -569,7 +690,7 @@ def test_examples_list_and_export(tmp_path: Path, capsys: pytest.CaptureFixture[
     now = run_cli_at(monkeypatch)
     store.add_examples("IL-0427", (NOVEL,), "U1", "C1", 7, now)
     store.add_examples("IL-0427", (NOVEL,), "U2", "C2", 8, now)
-    store.reject_examples("IL-0427", (NOVEL,))
+    store.reject_examples("IL-0427", (NOVEL,), "U3", False, NOW)
     store.close()
     assert main(["examples", "list", "--case", "IL-0427", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
@@ -615,7 +736,7 @@ async def test_a_member_of_a_reviewer_group_weighs_like_a_listed_reviewer(
     async with SlackHarness(fake, service, harness_settings(fake, CASES_RELOAD_SECONDS=1)) as h:
         await h.wait_for(lambda: "U8" in service.examples.reviewers, within=15)
         assert not service.match(PARAPHRASE).reply
-        await paste_and_vote(h, "C1", "U8")
+        await teach(h, "C1", "U8")
         await h.wait_for(lambda: service.match(PARAPHRASE).reply, within=15)
         best = service.match(PARAPHRASE).best
         assert best is not None and best.tier.value == "strong"
@@ -639,8 +760,9 @@ def test_a_paste_naming_thousands_of_hosts_is_redacted_fast() -> None:
     assert result.suspects is not None and len(result.suspects.hosts) >= 1000
     started = time.perf_counter()
     kept = lines_to_keep(result, ORDINARY)
+    cleaned = [redact(line, result.suspects.hosts) for line in result.lines]  # what a draft proposes from
     assert time.perf_counter() - started < 1.0
-    assert kept and all("gpu-node-" not in line for line in kept)
+    assert cleaned and all("gpu-node-" not in line for line in [*cleaned, *kept])
 
 
 def test_an_ordinary_line_with_two_words_added_is_still_refused() -> None:
@@ -654,7 +776,7 @@ def test_an_ordinary_line_with_two_words_added_is_still_refused() -> None:
         padded = f"{line} on gpu-pool mlx5_bond"
         if refusal(padded, ORDINARY) is not None:
             refused += 1
-            assert example_lines([Confirmed("IL-0414", padded, u) for u in ("U1", "U2")], ORDINARY) == []
+            assert example_lines([Confirmed("IL-0414", padded, u) for u in ("U1", "U2")], SCREEN) == []
         else:  # kept only when the plain line could never be answered through it
             assert not resembles(line, padded), padded
     assert refused >= len(errorish) // 2

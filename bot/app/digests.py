@@ -58,7 +58,8 @@ class DigestDesk:
     def nodes_part(self, start: datetime, end: datetime) -> list[tuple[str, str]]:
         """The digest's node section: hosts that failed more than once in its period (storage trouble: none)."""
         try:
-            return host_lines(self.nodes.repeated_between(start, end), "en")
+            # No thread links: the digest channel's readers may not read the channels the failures were in.
+            return host_lines(self.nodes.repeated_between(start, end), "en", linked=lambda _event: False)
         except StorageError as exc:
             log.warning("node memory not read for the digest: %s", exc)
             return []

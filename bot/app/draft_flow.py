@@ -4,6 +4,7 @@ form stores. The handler (``handlers/drafts.py``) only moves payloads and calls 
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ class Opened:
     channel: str
     thread: str
     permalink: str
+    form: str | None = None  # the form's one-time name (a replay of it stores nothing more)
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,8 @@ class DraftFlow:
     def form(self, start: DraftStart, click: Click, thread: str, permalink: str) -> dict[str, Any]:
         """The filled form: proposed signatures (checked), suspects, empty bilingual fields."""
         initial = self.incident.drafts.initial_fields(start.lines, start.suspects)
-        inner = json.dumps({"l": start.lang, "t": thread, "p": permalink, "u": initial["suspects"]})
+        form = secrets.token_urlsafe(12)  # one form, one draft: a replayed submission stores nothing more
+        inner = json.dumps({"l": start.lang, "t": thread, "p": permalink, "u": initial["suspects"], "n": form})
         sealed = self.feedback.seal_value(inner, click.channel_id, click.user_id)
         metadata = json.dumps({"c": click.channel_id, "s": sealed})
         return form_view(start.lang, initial, metadata)
@@ -75,7 +78,8 @@ class DraftFlow:
         if not isinstance(inner, dict) or inner.get("l") not in ("en", "ko"):
             return None
         lang: Lang = "en" if inner["l"] == "en" else "ko"
-        opened = Opened(lang, channel, str(inner.get("t") or ""), str(inner.get("p") or ""))
+        form = str(inner.get("n") or "")[:40] or None
+        opened = Opened(lang, channel, str(inner.get("t") or ""), str(inner.get("p") or ""), form)
         return opened, str(inner.get("u") or "")
 
     def submit(self, view: Mapping[str, Any], user: str) -> Submitted:
@@ -85,7 +89,9 @@ class DraftFlow:
             return Submitted({"title_en": words("expired", "en")})
         opened, suspects = found
         fields = {**submitted_fields(view), "suspects": suspects}
-        outcome = self.incident.drafts.submit(fields, user, opened.channel, opened.permalink, self.incident.now())
+        outcome = self.incident.drafts.submit(
+            fields, user, opened.channel, opened.permalink, self.incident.now(), opened.form
+        )
         if outcome.draft_id is None:
             errors: dict[str, str] = {}
             for problem in outcome.problems:

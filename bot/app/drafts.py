@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.library.case_store import Problem, parse_case
-from bot.library.drafts import draft_case, draft_problems, next_local_id, propose_signatures, propose_title
+from bot.library.drafts import draft_case, draft_problems, next_local_id, plain_field, propose_signatures, propose_title
 from bot.library.review import command_problems
 from bot.library.safety import safety_problems
 from bot.model.case import Case
@@ -71,15 +71,22 @@ class Drafts:
         return {"title_en": title, **fields} if title else fields
 
     def submit(
-        self, fields: Mapping[str, Any], author: str, channel: str, permalink: str, now: datetime
+        self,
+        fields: Mapping[str, Any],
+        author: str,
+        channel: str,
+        permalink: str,
+        now: datetime,
+        form: str | None = None,
     ) -> DraftOutcome:
         """Check the form's fields like a case file and store them as a draft; nothing is stored when a
-        problem is found."""
-        clean = {key: fields.get(key) for key in (*_FORM, "suspects")}
+        problem is found. Terminal control sequences are taken out of every field first. ``form`` names the
+        form it came from: submitted again (a replay, a double click), it stores nothing new."""
+        clean = {key: plain_field(fields.get(key)) for key in (*_FORM, "suspects")}
         problems = draft_problems(clean)
         if problems:
             return DraftOutcome(None, tuple(problems))
-        record = DraftRecord(author, channel, permalink, {k: v for k, v in clean.items() if v}, now)
+        record = DraftRecord(author, channel, permalink, {k: v for k, v in clean.items() if v}, now, form)
         return DraftOutcome(self.storage.add_draft(record))
 
     def from_result(self, result: MatchResult, lines: Sequence[str], title: str, summary: str) -> dict[str, str]:
@@ -94,6 +101,8 @@ class Drafts:
         draft = self.storage.get_draft(draft_id)
         if draft is None:
             raise LookupError(f"no draft {draft_id}")
+        if draft.exported_as is not None:
+            raise FileExistsError(f"draft D-{draft_id} was already exported as {draft.exported_as}")
         directory.mkdir(parents=True, exist_ok=True)
         existing = [p.stem for p in directory.glob("*.json")]
         case_id = next_local_id([*taken, *existing], self.prefix)
@@ -102,6 +111,7 @@ class Drafts:
         temporary = path.with_suffix(".json.tmp")
         temporary.write_text(json.dumps(case, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         os.replace(temporary, path)
+        self.storage.mark_draft_exported(draft_id, case_id)
         return path, case_id
 
     # -- reviews ------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ library snapshot and rendering.
 from __future__ import annotations
 
 import secrets
-from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any, Literal
@@ -76,12 +75,14 @@ class FeedbackService:
     ) -> Reply:
         """``reply`` with Helpful / Not this case / Other matches / language buttons when it is a match
         reply (it names a best case); unchanged otherwise."""
-        lines = self.incident.examples.lines_of(result)
         if reply.tier is None or result.best is None:
-            # No case fits: offer to start one from this paste.
+            # No case fits: offer to start one from this paste's error lines.
             suspects = result.suspects.summary if result.suspects is not None else ""
-            return self._with_draft_button(reply, langs[0], lines, suspects)
-        return with_buttons(reply, match_buttons(result, langs, reply_id=reply_id, share=share, lines=lines))
+            return self._with_draft_button(reply, langs[0], self.incident.examples.draft_lines(result), suspects)
+        lines = self.incident.examples.lines_of(result)  # what proved the answer: what a vote may keep
+        paste = self.incident.examples.draft_lines(result)  # "Not this case" offers a draft of these
+        buttons = match_buttons(result, langs, reply_id=reply_id, share=share, lines=lines, paste=paste)
+        return with_buttons(reply, buttons)
 
     def render_interactive(
         self, result: MatchResult, langs: Sequence[Lang], *, explicit: bool, where: Where | None = None
@@ -149,8 +150,7 @@ class FeedbackService:
         lang = payload.langs[0]
         if vote == "not_helpful":
             gone = self.incident.examples.withdraw(payload.case_id, payload.lines, click.user_id, record.id)
-            if gone:
-                self.incident.refresh_examples()
+            self.incident.examples_changed()  # their lines went, or a rejection counts against others'
             notes = [label("examples.withdrawn", lang).format(case=payload.case_id)] if gone else []
             return self._with_draft_button(vote_reply(payload.case_id, vote, lang, notes), lang, payload.lines)
         return self._confirmed(payload, record, click, vote)
@@ -185,7 +185,7 @@ class FeedbackService:
         saved = self.incident.examples.confirm(payload.case_id, payload.lines, click.user_id, channel, record.id)
         if not saved:
             return [label("examples.none", lang)]
-        self.incident.refresh_examples()
+        self.incident.examples_changed()
         days = str(self.incident.examples.retention.days)
         return [label("examples.saved", lang).format(n=saved, case=payload.case_id, days=days)]
 
@@ -256,13 +256,12 @@ class FeedbackService:
             rows.append(CaseVotes(count.case_id, title, count.helpful, count.not_helpful))
         return FeedbackSummary(tuple(rows))
 
-    def most_matched(self, days: int = 30) -> list[tuple[Case, int]]:
-        """Cases by how many replies named them best in the last ``days`` days, most first (then id)."""
+    def most_matched(self, days: int = 30, limit: int = 50) -> list[tuple[Case, int]]:
+        """Cases by how many replies named them best in the last ``days`` days, most first (then id),
+        counted in the database (``GROUP BY``); cases no longer in the library are left out."""
         since = self.incident.now() - timedelta(days=days)
-        counts = Counter(r.case_ids[0] for r in self.incident.storage.replies_since(since) if r.case_ids)
         cases = self.incident.library.cases
-        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        return [(cases[cid], n) for cid, n in ranked if cid in cases]
+        return [(cases[cid], n) for cid, n in self.incident.storage.best_case_counts(since, limit) if cid in cases]
 
     def home_view(self, langs: Sequence[Lang]) -> dict[str, Any]:
         """The App Home tab for ``views.publish`` (at most 100 blocks whatever the library's size)."""
@@ -277,7 +276,8 @@ class FeedbackService:
 
     def _repeated_nodes(self) -> list[tuple[str, str]]:
         try:
-            return host_lines(self.incident.nodes.repeated(), "en", limit=HOME_LIST)
+            # App Home is one person's: counts, no links into channels they may not be in.
+            return host_lines(self.incident.nodes.repeated(), "en", limit=HOME_LIST, linked=lambda _event: False)
         except StorageError:
             return []  # App Home still shows the rest
 

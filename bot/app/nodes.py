@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from bot.model.results import MatchResult, NodeEvent
@@ -83,25 +83,36 @@ class NodeMemory:
             return {}
         found: dict[str, list[NodeEvent]] = defaultdict(list)
         case_id = result.best.case_id if result.best is not None else ""
+        here = where.channel if where is not None else answered.channel if answered is not None else None
         for event in _distinct(events):
             if not event.failed or (answered is not None and not answered.saw(event)):
                 continue
             if where is not None and self._same_failure(event, where.channel, where.ts, case_id):
                 continue
-            found[event.host].append(event)
+            # Counted wherever it happened; linked only in its own channel (no link into another one).
+            found[event.host].append(event if here is None or event.channel == here else replace(event, ts=""))
         return dict(found)
 
     def _same_failure(self, earlier: NodeEvent, channel: str, ts: str, case_id: str) -> bool:
         """Whether ``earlier`` (of the same host) is the failure an answer in ``channel`` to message ``ts``
         ("" for an answer shown to one person) about ``case_id`` is about: the same message answered again
-        (a mention in its thread, the shortcut), the same crash pasted again in the channel within
-        ``SAME_CRASH`` (two people, one failure), or the same case asked about privately within ``_AGAIN``."""
-        if earlier.channel != channel:
-            return False
-        if ts and earlier.ts == ts:
+        (a mention in its thread, the shortcut), the same crash pasted again within ``SAME_CRASH`` in this or
+        another channel (two people, or one cross-post, one failure), or the same case asked about privately
+        within ``_AGAIN``."""
+        if ts and earlier.ts == ts and earlier.channel == channel:
             return True
-        window = SAME_CRASH if ts else _AGAIN
-        return earlier.case_id == case_id and earlier.created_at >= self.now() - window
+        if earlier.case_id != case_id:
+            return False
+        if ts:  # the same crash pasted again within SAME_CRASH, here or cross-posted to another channel
+            return bool(earlier.ts) and earlier.created_at >= self.now() - SAME_CRASH
+        return earlier.channel == channel and earlier.created_at >= self.now() - _AGAIN
+
+    def purge(self) -> None:
+        """Delete the events older than the retention (storage trouble is logged; the next purge retries)."""
+        try:
+            self.storage.add_node_events((), self.now() - self.retention)
+        except StorageError as exc:
+            log.warning("node memory not purged: %s", exc)
 
     def remember(self, result: MatchResult, where: Where) -> None:
         events = self.events_of(result, where)

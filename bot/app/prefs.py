@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import re
 from collections.abc import Sequence
 
 from bot.model.case import Lang
@@ -9,6 +12,8 @@ from bot.model.results import Reply
 from bot.replies.labels import LANG_NAMES
 from bot.replies.render import say
 from bot.storage.base import LangPref, Storage
+
+log = logging.getLogger("incident_bot.prefs")
 
 
 def langs_for(pref: LangPref | None, locale: str | None) -> tuple[Lang, ...]:
@@ -36,11 +41,34 @@ def lang_reply(storage: Storage, user_id: str | None, value: str, langs: Sequenc
     return say("lang.saved", chosen, value=LANG_NAMES[chosen[0]][chosen[0]])
 
 
-def auto_reply(storage: Storage, channel_id: str | None, value: str, langs: Sequence[Lang]) -> Reply:
-    """``/incident auto on|off``: automatic replies to pasted errors in this channel."""
+_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+
+
+def auto_reply(
+    storage: Storage, channel_id: str | None, value: str, langs: Sequence[Lang], user_id: str | None = None
+) -> Reply:
+    """``/incident auto on|off``: automatic replies to pasted errors in this channel. The confirmation names
+    who changed it and how to change it back: the Slack handler posts it for the whole channel."""
     if value not in {"on", "off"}:
         return say("auto.usage", langs)
     if not channel_id:
         return say("auto.no_channel", langs)
     storage.set_channel_auto(channel_id, value == "on")
-    return say("auto.saved", langs, value=value)
+    log.info("automatic replies %s in %s by %s", value, channel_id, user_id or "unknown")
+    if not user_id or not _USER_ID.match(user_id):
+        return say("auto.saved", langs, value=value)
+    back = "on" if value == "off" else "off"
+    reply = say("auto.saved.by", langs, user=_MARK, value=value, back=back)
+    # A mention, not text: the user id is checked above, and everything else stays escaped.
+    mention = f"<@{user_id}>"
+    blocks = json.loads(json.dumps(reply.blocks, ensure_ascii=False).replace(_MARK, mention))
+    return reply.model_copy(
+        update={
+            "blocks": blocks,
+            "text": reply.text.replace(_MARK, mention),
+            "plain": reply.plain.replace(_MARK, user_id),
+        }
+    )
+
+
+_MARK = "\u2063USER\u2063"  # an invisible separator around a word no message contains

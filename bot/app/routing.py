@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.model.ids import canonical_id
 
 # The words after /incident that name a command (deploy/slack-manifest.yaml's usage_hint lists each).
-VERBS = frozenset({"search", "similar", "lang", "auto", "digest", "review", "topics", "topic", "nodes"})
+VERBS = frozenset({"search", "similar", "lang", "auto", "digest", "review", "forget", "topics", "topic", "nodes"})
 
 
 def route_command(body: str) -> tuple[str, str]:

@@ -20,7 +20,9 @@ from rapidfuzz import fuzz, process
 from bot.app.digests import DigestDesk, DigestTiming
 from bot.app.drafts import Drafts, WithReview
 from bot.app.examples import ExampleBook
+from bot.app.forget import forget_reply
 from bot.app.indexes import build_matcher, build_search
+from bot.app.learning import Refresher
 from bot.app.nodes import Answered, NodeMemory, Where
 from bot.app.prefs import auto_reply, lang_reply, langs_for
 from bot.app.routing import route_command
@@ -103,9 +105,10 @@ class IncidentService:
         self._state = _snapshot(library, self._config)
         self._swap = threading.Lock()
         self.examples = ExampleBook(
-            storage, example_retention, reviewers, lambda: self.now(), lambda: self.library.cases
+            storage, example_retention, reviewers, lambda: self.now(), lambda: self.library.cases, lambda: self.matcher
         )
-        self._examples_seen: tuple[int, int] | None = None
+        self._examples_seen: tuple[int, int, int] | None = None
+        self.learner = Refresher(self.refresh_examples)
         self.drafts = Drafts(storage, case_id_prefix)
         self.nodes = NodeMemory(storage, node_window, node_retention, node_aliases or {}, lambda: self.now())
         self._vocabulary: tuple[CaseLibrary, Vocabulary] | None = None
@@ -145,6 +148,7 @@ class IncidentService:
         """Rebuild the matcher's confirmed-example index when the stored examples changed (one cheap query
         when they did not); True when rebuilt. Storage trouble is logged: matching keeps its examples."""
         try:
+            self.examples.purge_if_due(self.nodes)  # retention holds when nothing is written, too
             version = self.examples.version()
             if version == self._examples_seen and not force:
                 return False
@@ -157,6 +161,10 @@ class IncidentService:
             self._examples_seen = version
         self.metrics.example_lines.set(len(lines))
         return True
+
+    def examples_changed(self) -> None:
+        """Stored examples changed (a vote, a deletion): bring the index up to date in the background."""
+        self.learner.request()
 
     def get_case(self, raw_id: str) -> Case | None:
         return self._state.library.get(raw_id)
@@ -317,11 +325,11 @@ class IncidentService:
         if verb == "lang":
             return lang_reply(self.storage, user_id, rest.strip().lower(), langs)
         if verb == "auto":
-            return auto_reply(self.storage, channel_id, rest.strip().lower(), langs)
+            return auto_reply(self.storage, channel_id, rest.strip().lower(), langs, user_id)
         if verb == "digest":
             return self.digest_preview(langs)
         if verb == "nodes":
-            return nodes_reply(self.nodes.repeated(), self.nodes.window.days, langs)
+            return nodes_reply(self.nodes.repeated(), self.nodes.window.days, langs, channel_id)
         if verb == "topics":
             return topics_reply(self.vocabulary(), langs, rest)
         if verb == "topic":
@@ -332,6 +340,8 @@ class IncidentService:
                 return say("review.not_allowed", langs)
             raw, _, note = rest.strip().partition(" ")
             return self.review(raw, user_id, note, langs)
+        if verb == "forget":
+            return forget_reply(self.examples, rest, reviewer and bool(user_id), langs, self.examples_changed)
         if verb == "id":
             return self.lookup(body, langs)
         return self.render_match(self.match(body), langs, explicit=True)

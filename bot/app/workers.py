@@ -1,7 +1,9 @@
 """Where blocking work runs, so that acknowledgements never wait behind matching.
 
-Storage calls (event dedupe, preferences, the reply log) run on a small I/O pool of their own; matching
-runs on a pool of ``match_workers`` threads with at most ``match_queue`` more waiting. Past that,
+Storage calls (event dedupe, preferences, the reply log) run on a small I/O pool of their own; reads that
+may take longer and answer no acknowledgement (App Home) on a ``side`` pool, so that they never hold the
+dedupe claims up; matching runs on a pool of ``match_workers`` threads with at most ``match_queue`` more
+waiting. Past that,
 :meth:`WorkerPools.match` raises :class:`Busy` at once: an explicit request is told to try again, an
 unprompted paste is dropped and counted. Call both from the event loop.
 """
@@ -24,11 +26,14 @@ class Busy(Exception):
 
 
 class WorkerPools:
-    def __init__(self, match_workers: int = 2, match_queue: int = 6, io_workers: int = 4) -> None:
+    def __init__(
+        self, match_workers: int = 2, match_queue: int = 6, io_workers: int = 4, side_workers: int = 2
+    ) -> None:
         self.match_workers = match_workers
         self.limit = match_workers + match_queue
         self._match = ThreadPoolExecutor(max_workers=match_workers, thread_name_prefix="match")
         self._io = ThreadPoolExecutor(max_workers=io_workers, thread_name_prefix="io")
+        self._side = ThreadPoolExecutor(max_workers=side_workers, thread_name_prefix="side")
         self.in_flight = 0  # matches running or queued; only the event loop thread touches it
 
     @staticmethod
@@ -40,6 +45,10 @@ class WorkerPools:
     async def io(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run a short blocking call (storage) off the event loop, never behind a match."""
         return await self._run(self._io, fn, *args, **kwargs)
+
+    async def side(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """Run a read that may be slow and answers no acknowledgement (App Home), never on the I/O pool."""
+        return await self._run(self._side, fn, *args, **kwargs)
 
     async def match(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Run CPU-bound matching work. Raises :class:`Busy` when ``limit`` matches are already in flight."""
@@ -54,3 +63,4 @@ class WorkerPools:
     def shutdown(self) -> None:
         self._match.shutdown(wait=False, cancel_futures=True)
         self._io.shutdown(wait=False, cancel_futures=True)
+        self._side.shutdown(wait=False, cancel_futures=True)

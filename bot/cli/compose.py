@@ -80,10 +80,13 @@ def build_service(
     migrate: bool = True,
     clock: Clock | None = None,
     snapshots: Path | None = None,
+    examples_now: bool = True,
 ) -> IncidentService:
     """The one place where the library, storage and service are put together. ``migrate`` opens storage
     here (raising :class:`StorageError` with one line naming the setting); ``run`` opens it itself, with
-    retries. ``clock`` defaults to :func:`wall_clock`; ``snapshots`` to :func:`snapshot_root`."""
+    retries. ``clock`` defaults to :func:`wall_clock`; ``snapshots`` to :func:`snapshot_root`.
+    ``examples_now``: build the confirmed-example index before returning (the CLI); a long-running bot
+    builds it in the background instead and answers meanwhile."""
     library = load_cases(settings.cases_dir, snapshots or snapshot_root(settings))
     store = storage or open_storage(settings.effective_database_url)
     if migrate:
@@ -107,7 +110,7 @@ def build_service(
         node_retention=timedelta(days=max(settings.node_retention_days, settings.node_memory_days)),
         node_aliases=parse_node_aliases(settings.node_aliases),
     )
-    if migrate:
+    if migrate and examples_now:
         service.refresh_examples()
     service.metrics.broken_case_files.set(len(library.broken_paths))
     return service
@@ -118,7 +121,7 @@ def build_services(
 ) -> Services:
     """The service, its feedback side and the worker pools a long-running transport needs."""
     pools = WorkerPools(match_workers=settings.match_workers, match_queue=settings.match_queue)
-    service = build_service(settings, storage, migrate=migrate, clock=clock)
+    service = build_service(settings, storage, migrate=migrate, clock=clock, examples_now=False)
     return Services.around(service, pools, button_key(settings))
 
 

@@ -178,7 +178,7 @@ class Console:
         if self.last is None:
             self.write('Paste a log first (end it with a line holding only "."), then :draft TITLE | SUMMARY.')
             return
-        lines = self.service.examples.lines_of(self.last)
+        lines = self.service.examples.draft_lines(self.last)
         if not lines:
             self.write(
                 "No draft can be proposed: the last paste has no error line that could become a signature "

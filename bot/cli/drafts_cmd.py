@@ -11,6 +11,7 @@ from typing import Any
 from bot.app.service import IncidentService
 from bot.cli.compose import build_service, load_settings
 from bot.cli.errors import NotFound, UsageProblem, no_case
+from bot.library.drafts import plain_field
 from bot.ops.settings import Settings
 
 
@@ -33,9 +34,11 @@ def cmd_drafts(args: argparse.Namespace) -> int:
         print("No drafts. Start one from an answer that found no case (Start a case draft), or :draft in the console.")
         return 0
     for draft in drafts:
-        title = draft.fields.get("title_en") or draft.fields.get("title_ko") or "(no title)"
-        where = f" · {draft.permalink}" if draft.permalink else ""
-        print(f"D-{draft.id}  {draft.created_at:%Y-%m-%d %H:%M}  by {draft.author}{where}\n    {title}")
+        title = plain_field(draft.fields.get("title_en") or draft.fields.get("title_ko") or "(no title)")
+        where = f" · {plain_field(draft.permalink)}" if draft.permalink else ""
+        done = f" · exported as {draft.exported_as}" if draft.exported_as else ""
+        author = plain_field(draft.author)
+        print(f"D-{draft.id}  {draft.created_at:%Y-%m-%d %H:%M}  by {author}{where}{done}\n    {title}")
     return 0
 
 
@@ -50,6 +53,8 @@ def cmd_draft_export(args: argparse.Namespace) -> int:
         path, case_id = service.drafts.export(int(raw), directory, list(service.library.cases))
     except LookupError as exc:
         raise NotFound(f"{exc}; `incident-bot cases drafts` lists them") from None
+    except FileExistsError as exc:
+        raise UsageProblem(f"{exc}: edit that case, or export another draft") from None
     finally:
         service.storage.close()
     print(f"wrote {path} as {case_id}; check it with `incident-bot cases validate {directory}`")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.cli.compose import build_service, load_settings
-from bot.cli.errors import UsageProblem, no_case
+from bot.cli.errors import NotFound, UsageProblem, no_case
 from bot.storage.base import ExampleRecord
 
 MANIFEST_FIELDS = ("file", "accept", "split", "explicit_only", "source", "url", "note")
@@ -51,7 +51,9 @@ def _list(examples: list[ExampleRecord], as_json: bool) -> None:
     for e in examples:
         shown = e.line if len(e.line) <= 120 else e.line[:119] + "…"
         rejected = f" · rejected ×{e.rejections}" if e.rejections else ""
-        print(f"{e.case_id:<10} {e.created_at:%Y-%m-%d} by {e.user_id} in {e.channel}{rejected}\n    {shown}")
+        print(
+            f"#{e.id:<6} {e.case_id:<10} {e.created_at:%Y-%m-%d} by {e.user_id} in {e.channel}{rejected}\n    {shown}"
+        )
     print(f"{len(examples)} example line(s) for {len({e.case_id for e in examples})} case(s)")
 
 
@@ -92,6 +94,19 @@ def _export(examples: list[ExampleRecord], directory: Path) -> None:
 def cmd_examples(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"CASES_DIR": args.cases} if getattr(args, "cases", None) else {}
     service = build_service(load_settings(overrides))
+    if args.examples_command == "delete":
+        try:
+            found = next((e for e in service.examples.stored() if e.id == args.id), None)
+            gone = service.examples.delete(args.id) if found is not None else 0
+        finally:
+            service.storage.close()
+        if found is None or not gone:
+            raise NotFound(f"examples: no example #{args.id} (examples list shows the ids)")
+        print(
+            f"deleted example #{args.id} of {found.case_id} ({gone} confirmation(s));"
+            " every replica drops it on its next check"
+        )
+        return 0
     try:
         case = service.get_case(args.case) if args.case else None
         if args.case and case is None:

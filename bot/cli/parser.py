@@ -295,8 +295,9 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     examples = _group(
         sub,
         "examples",
-        "confirmed examples: list them, or export them for review",
-        "  incident-bot examples list --case IL-0427\n  incident-bot examples export --since 2026-11-01\n",
+        "confirmed examples: list them, export them for review, or delete one",
+        "  incident-bot examples list --case IL-0427\n  incident-bot examples export --since 2026-11-01\n"
+        "  incident-bot examples delete 42\n",
     )
     examples_sub = examples.add_subparsers(dest="examples_command", required=True, metavar="COMMAND")
     listed = _sub(
@@ -313,6 +314,14 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
         "write them as paste files with manifest rows, for a person to review into tests/fixtures/",
         "  incident-bot examples export --dir review/\n",
     )
+    deleted = _sub(
+        examples_sub,
+        "delete",
+        commands["examples"],
+        "delete an example (its line for its case, whoever confirmed it); every replica drops it on its next check",
+        "  incident-bot examples delete 42\n",
+    )
+    deleted.add_argument("id", type=int, help="the example's id (examples list shows it)")
     for each in (listed, exported):
         each.add_argument("--case", help="only this case id")
         each.add_argument("--since", help="only examples confirmed on or after this ISO date")

@@ -15,6 +15,8 @@ from typing import Any
 
 from bot.library.case_store import Problem, parse_case, screen_case
 from bot.matching.examples import PLACEHOLDERS, looks_like_error
+from bot.matching.redaction import redact
+from bot.matching.secrets import secrets_in
 from bot.model.ids import canonical_id
 
 FIELDS = ("title_en", "title_ko", "summary_en", "summary_ko", "runbook_en", "runbook_ko", "signatures")
@@ -137,6 +139,19 @@ def draft_case(fields: dict[str, Any], case_id: str, author: str = "", permalink
     return case
 
 
+# Terminal escape sequences (CSI, OSC, and two-byte ESC ones) and the other C0/C1 control characters: a
+# draft's fields are printed by `cases drafts` and written into case files.
+_ESCAPES = re.compile(r"\x1b\[[0-?]{0,40}[ -/]{0,10}[@-~]|\x1b\][^\x07\x1b]{0,4000}(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain_field(value: object) -> object:
+    """A form field without terminal control sequences (strings only; anything else as it is)."""
+    if not isinstance(value, str):
+        return value
+    return _CONTROLS.sub("", _ESCAPES.sub("", value))
+
+
 def draft_problems(fields: dict[str, Any]) -> list[Problem]:
     """What is wrong with a draft's fields, checked like a case file (signatures compiled with RE2 and
     screened against ordinary text); ``field`` names the form field (``signatures`` with a line
@@ -155,6 +170,12 @@ def draft_problems(fields: dict[str, Any]) -> list[Problem]:
     lines = [line for line in str(fields.get("signatures") or "").splitlines() if line.strip()]
     if len(lines) > MAX_SIGNATURES:
         found.append(Problem("draft", "signatures", f"at most {MAX_SIGNATURES} signatures"))
+    for number, line in enumerate(lines, start=1):
+        # A credential typed or pasted into a signature would be written into a case file.
+        for rule_id, _, _ in secrets_in(line):
+            message = f"holds what looks like a credential ({rule_id}): replace it with <redacted>"
+            found.append(Problem("draft", f"signatures (line {number})", message))
+            break
     if found:
         return found
     raw = json.dumps(draft_case(fields, "DRAFT-0001")).encode()
@@ -176,7 +197,7 @@ def propose_signatures(lines: Iterable[str]) -> list[str]:
     signature passes; most specific first, at most ``MAX_PROPOSALS``."""
     proposals: dict[str, Proposal] = {}
     for line in lines:
-        core = _core(line)
+        core = _core(redact(line))  # already redacted by the caller; redacted again, never trusted
         if len(core) < 12 or not looks_like_error(core):
             continue
         text = _as_signature(core)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from rapidfuzz import fuzz, process
@@ -133,15 +133,28 @@ class Ordinary:
         return found + [f"xid {code}" for code in dict.fromkeys(XID_CODE.findall(line))]
 
 
+# What a program prints and a person chatting does not: a digit, a path or code punctuation, a dotted or
+# snake_case name, CamelCase, or an upper-case word of three letters or more (NCCL, ECC, ERROR).
+_LOG_TOKEN = re.compile(r"\d|[_/\\=\[\](){}<>#@$%|]|\w\.\w|[a-z][A-Z]|\b[A-Z]{3,}\b")
+
+
+def reads_as_chat(line: str) -> bool:
+    """Whether ``line`` is prose with nothing a program prints in it (``lol my coffee machine failed
+    again``, ``Error: lunch order for the team failed``): a person's words, not a log line."""
+    return _LOG_TOKEN.search(_PLACEHOLDER.sub(" ", line)) is None
+
+
 def refusal(line: str, ordinary: Ordinary) -> str | None:
-    """Why ``line`` cannot be an example (None when it can): too short, not an error, ordinary text, or
-    generic (it names fewer than ``MIN_SPECIFIC`` things beyond the generic vocabulary: any failure
+    """Why ``line`` cannot be an example (None when it can): too short, not an error, chat, ordinary text,
+    or generic (it names fewer than ``MIN_SPECIFIC`` things beyond the generic vocabulary: any failure
     prints such a line, so it is evidence for none)."""
     text = squash(line)
     if len(text) < MIN_CHARS:
         return f"shorter than {MIN_CHARS} characters"
     if not _ERRORISH.search(text):
         return "does not look like an error line"
+    if reads_as_chat(text):
+        return "reads as chat: nothing in it is what a program prints"
     if ordinary.near(text):
         return "too close to ordinary chat or a healthy log line"
     if len(ordinary.specific(text)) < MIN_SPECIFIC:
@@ -149,10 +162,72 @@ def refusal(line: str, ordinary: Ordinary) -> str | None:
     return None
 
 
-def lines_to_keep(result: MatchResult, ordinary: Ordinary) -> list[str]:
-    """What a confirmation of ``result`` stores: the best match's evidence lines, then the paste's other
-    error-looking lines, redacted, screened and capped (``LINES_KEPT`` lines of ``LINE_CHARS``). Every
-    host any of them names in a host position is redacted in all of them."""
+FALLBACK_LINES = 3  # lines kept for an answer no signature and no known line of the case made
+
+
+def evidence_of(
+    result: MatchResult, case_id: str | None = None, weight: Callable[[str], int] | None = None
+) -> list[str]:
+    """The lines that proved ``case_id`` (the best match when None), in this order of preference:
+
+    1. the lines a signature of the case hit (even when another case's signature hit them too: they proved
+       this answer);
+    2. else its near-copy evidence (lines alike one of its known or confirmed lines);
+    3. else, for an answer from its case text alone, the paste's error-looking lines that ``weight`` scores
+       above 0 (the words they share with the case), highest first, at most ``FALLBACK_LINES``.
+
+    Under 2 and 3 a line another candidate's signature hit is never taken: it is that case's evidence."""
+    match = result.best if case_id is None else next((m for m in result.matches if m.case_id == case_id), None)
+    if match is None:
+        return []
+    own = [ev.line for ev in match.evidence if ev.kind == "signature"]
+    if own:
+        return list(dict.fromkeys(own))
+    elsewhere = {
+        ev.line
+        for other in result.matches
+        if other.case_id != match.case_id
+        for ev in other.evidence
+        if ev.kind == "signature"
+    }
+    near = [ev.line for ev in match.evidence if ev.line not in elsewhere]
+    if near:
+        return list(dict.fromkeys(near))
+    if weight is None:
+        return []
+    scored = [(weight(line), number, line) for number, line in enumerate(dict.fromkeys(result.lines))]
+    ranked = sorted((item for item in scored if item[0] > 0 and item[2] not in elsewhere), key=lambda t: (-t[0], t[1]))
+    return [line for _, _, line in ranked[:FALLBACK_LINES]]
+
+
+def lines_to_keep(
+    result: MatchResult,
+    ordinary: Ordinary,
+    case_id: str | None = None,
+    weight: Callable[[str], int] | None = None,
+) -> list[str]:
+    """What a confirmation of ``case_id`` (the best match when None) stores: :func:`evidence_of`, redacted,
+    screened (:func:`refusal`) and capped (``LINES_KEPT`` lines of ``LINE_CHARS``). The paste's other
+    lines, chat or another failure's errors, are never stored. Every host the paste names in a host
+    position is redacted in all of them."""
+    evidence = [raw.strip() for raw in evidence_of(result, case_id, weight)]
+    hosts = hosts_in([*evidence, *result.lines]) | (
+        set(result.suspects.hosts) if result.suspects is not None else set()
+    )
+    kept: list[str] = []
+    for raw in evidence:
+        line = redact(raw, hosts)[:LINE_CHARS]
+        if line not in kept and refusal(line, ordinary) is None:
+            kept.append(line)
+        if len(kept) >= LINES_KEPT:
+            break
+    return kept
+
+
+def paste_lines(result: MatchResult, ordinary: Ordinary) -> list[str]:
+    """What a case draft proposes from: the paste's error-looking lines (the best match's evidence first),
+    redacted, screened and capped like an example's. A draft is read by a person before it is a case, so
+    it may hold more than what proved an answer."""
     evidence = [ev.line for ev in result.best.evidence] if result.best is not None else []
     candidates = [raw.strip() for raw in [*evidence, *result.lines]]
     hosts = hosts_in(candidates) | (set(result.suspects.hosts) if result.suspects is not None else set())
@@ -187,12 +262,32 @@ class Confirmed:
     user_id: str
 
 
-def example_lines(confirmed: Sequence[Confirmed], ordinary: Ordinary, reviewers: Iterable[str] = ()) -> list[KnownLine]:
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """One "Not this case" against a stored line of a case: who said it, and whether they are a reviewer."""
+
+    case_id: str
+    line: str
+    user_id: str
+    reviewer: bool = False
+
+
+DEMOTED_BY = 2  # different people's rejections that make a decisive example a hint
+DROPPED_BY = 3  # ... that drop it (one reviewer's rejection drops it)
+
+
+def example_lines(
+    confirmed: Sequence[Confirmed],
+    keep: Callable[[str], bool],
+    reviewers: Iterable[str] = (),
+    rejected: Sequence[Rejected] = (),
+) -> list[KnownLine]:
     """The matcher's known lines for the confirmed examples, one per case and masked form (the same line
     with other numbers is the same line): decisive when two different people, or one reviewer, confirmed
     it for the case; a hint otherwise, and always a hint when it was confirmed for several cases (then it
-    tells none of them apart). Lines that fail :func:`refusal` (the rules may have tightened since they
-    were stored) are left out."""
+    tells none of them apart). Rejections count: ``DEMOTED_BY`` different people make it a hint,
+    ``DROPPED_BY`` (or one reviewer) drop it. ``keep`` is the screen (:func:`refusal`, cached by the
+    caller so that a line is screened once, not on every rebuild)."""
     staff = set(reviewers)
     first: dict[tuple[str, str], str] = {}
     users: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -203,12 +298,20 @@ def example_lines(confirmed: Sequence[Confirmed], ordinary: Ordinary, reviewers:
         first.setdefault(key, text)
         users[key].add(example.user_id)
         cases[key[1]].add(example.case_id)
+    against: dict[tuple[str, str], set[str]] = defaultdict(set)
+    dropped: set[tuple[str, str]] = set()
+    for rejection in rejected:
+        key = (rejection.case_id, mask(squash(rejection.line)))
+        against[key].add(rejection.user_id)
+        if rejection.reviewer or rejection.user_id in staff:
+            dropped.add(key)
     lines = []
     for key, text in first.items():
-        if refusal(text, ordinary) is not None:
+        no = against.get(key, set())
+        if key in dropped or len(no) >= DROPPED_BY or not keep(text):
             continue
         who = users[key]
-        sure = (len(who) >= 2 or bool(who & staff)) and len(cases[key[1]]) == 1
+        sure = (len(who) >= 2 or bool(who & staff)) and len(cases[key[1]]) == 1 and len(no) < DEMOTED_BY
         strength = Strength.DECISIVE if sure else Strength.SUPPORTING
         lines.append(KnownLine(key[0], text, strength, None, confirmed=True))
     return lines

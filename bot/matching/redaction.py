@@ -1,17 +1,21 @@
 """Redaction: credentials, e-mail and IP addresses and host names replaced by placeholders before a pasted
 line is stored (a confirmed example, a draft) or put in a button value. Pure.
 
-:data:`REDACTIONS` is the rule table, applied in order; ``tests/test_redaction_rules.py`` holds for each
-rule a line it must change and one it must leave alone, and the identifiers suspects and signatures need
+Credentials are found first by gitleaks' maintained rule set (``bot.matching.secrets``), then by
+:data:`REDACTIONS`, the rules for what it lacks (``mysql -p…``, SAS ``sig=``, a key and value with only a
+space between, loose vendor shapes, addresses and hosts), applied in order. ``tests/test_redaction_rules.py``
+holds for each rule a line it must change and one it must leave alone, and the identifiers suspects and signatures need
 (PCI bus ids, GPU UUIDs, addresses, hashes, Xid codes) that no rule may touch.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from bot.matching.secrets import redact_secrets
 from bot.matching.suspects import extract_suspects, is_host
 
 # Key names whose values are redacted (a pattern, not a password), with any prefix and suffix joined by
@@ -47,7 +51,19 @@ class Redaction:
 
     name: str
     pattern: re.Pattern[str]
-    replacement: str
+    replacement: str | Callable[[re.Match[str]], str]
+
+
+def _ipv6(found: re.Match[str]) -> str:
+    """An IPv6 address becomes ``<ip>``; a PCI bus id, a MAC or a time stays (they do not parse as one)."""
+    text = found.group(0)
+    if "::" not in text and text.count(":") != 7:
+        return text
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return text
+    return "<ip>"
 
 
 # What is redacted before a line is stored or put in a button value, in this order (``tests/
@@ -56,7 +72,8 @@ REDACTIONS: tuple[Redaction, ...] = (
     # Credentials in URLs: scheme://user:password@host
     Redaction(
         "url-credentials",
-        re.compile(r"\b([a-z][a-z0-9+.-]{1,20}://)[^\s/:@]{0,200}:[^\s/@]{1,200}@"),
+        # up to the last @ of the authority: https://user@evil.com:secret@host hides the whole userinfo
+        re.compile(r"\b([a-z][a-z0-9+.-]{1,20}://)(?=[^\s/]{0,400}:[^\s/]{0,400}@)[^\s/]{1,400}@"),
         r"\1<user>:<redacted>@",
     ),
     # Slack webhook and workflow URLs (the path is the secret), presigned S3 and GCS URLs' signatures
@@ -92,6 +109,39 @@ REDACTIONS: tuple[Redaction, ...] = (
         ),
         r"\1<redacted>",
     ),
+    # key and value with only spaces between: MY_PASSWD hunter2, aws_session_token ASIA…; the key is an
+    # identifier (an underscore in it, or a password word) and the value mixes letters and digits, so prose
+    # ("the token expired") is left alone.
+    Redaction(
+        "secret-key-space-value",
+        re.compile(
+            r"(?<![\w-])((?:[a-z0-9]{1,40}_)+(?:pass(?:word|wd|phrase)?|pwd|secret|token|key)(?:_[a-z0-9]{1,20})?"
+            r"|passw(?:or)?d|passphrase)(\s{1,3})(?![-<=:])(?=[^\s]{0,300}\d)(?=[^\s]{0,300}[a-z])[^\s\"',;]{6,300}",
+            re.IGNORECASE,
+        ),
+        r"\1\2<redacted>",
+    ),
+    # mysql -pSECRET (the password joined to -p), for the MySQL and MariaDB clients
+    Redaction(
+        "mysql-password",
+        re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]{0,300}?\s-p)(?=[^\s-])\S{1,300}"),
+        r"\1<redacted>",
+    ),
+    # Azure SAS signatures and other signed query strings: ?sig=…, &signature=…, ?key=…, &access_token=…
+    Redaction(
+        "query-secret",
+        re.compile(
+            r"([?&](?:sig|signature|key|api[_-]?key|access[_-]?token|token|password|secret)=)[^&\s\"'#]{1,3000}",
+            re.IGNORECASE,
+        ),
+        r"\1<redacted>",
+    ),
+    # A private key's armour: everything after the BEGIN line on the same line (the key itself)
+    Redaction(
+        "private-key",
+        re.compile(r"-----BEGIN[A-Z0-9 _-]{0,60}PRIVATE KEY(?: BLOCK)?-----[^\n]{0,5000}"),
+        "<redacted>",
+    ),
     # command-line flags: --password hunter2, --hf-token hf_…
     Redaction(
         "secret-flag",
@@ -100,7 +150,18 @@ REDACTIONS: tuple[Redaction, ...] = (
     ),
     # Known token shapes
     Redaction("slack-token", re.compile(r"\b(?:xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,})"), "<redacted>"),
-    Redaction("github-token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), "<redacted>"),
+    Redaction("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})"), "<redacted>"),
+    Redaction("slack-refresh-token", re.compile(r"\bxoxe(?:\.xox[bp])?-\d-[A-Za-z0-9-]{20,}"), "<redacted>"),
+    Redaction(
+        "vendor-token",
+        # npm, Docker Hub, NVIDIA NGC/API catalog, Google OAuth access tokens, Telegram bots: loose
+        # shapes next to gitleaks' exact ones (a token cut by a log line is still a secret)
+        re.compile(
+            r"\b(?:npm_[A-Za-z0-9]{30,}|dckr_pat_[A-Za-z0-9_-]{20,}|nvapi-[A-Za-z0-9_-]{20,}"
+            r"|ya29\.[A-Za-z0-9_-]{20,}|\d{8,10}:AA[A-Za-z0-9_-]{30,})"
+        ),
+        "<redacted>",
+    ),
     Redaction("aws-access-key", re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "<redacted>"),
     Redaction("openai-key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"), "<redacted>"),
     Redaction("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{20,}"), "<redacted>"),
@@ -108,6 +169,7 @@ REDACTIONS: tuple[Redaction, ...] = (
     Redaction("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"), "<redacted>"),
     Redaction("email", re.compile(r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,200}\.[A-Za-z]{2,20}\b"), "<email>"),
     Redaction("ipv4", re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}\b"), "<ip>"),
+    Redaction("ipv6", re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?![\w:.])"), _ipv6),
 )
 
 
@@ -148,7 +210,7 @@ def redact(line: str, hosts: Iterable[str] = ()) -> str:
     lower = line.lower()
     # Only the names this line contains (a paste may name thousands of hosts), as one alternation.
     names = {h for h in [*hosts, *hosts_in([line])] if len(h) >= 2 and h.lower() in lower}
-    text = line
+    text = redact_secrets(line)  # gitleaks' rule set first (bot.matching.secrets), then ours
     for rule in REDACTIONS:
         text = rule.pattern.sub(rule.replacement, text)
     text = _FQDN.sub(_fqdn, text)

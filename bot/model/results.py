@@ -111,6 +111,18 @@ class ExampleRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RejectionRecord:
+    """One "Not this case" by ``user_id`` against the stored line ``line`` of ``case_id``."""
+
+    case_id: str
+    line: str
+    user_id: str
+    reviewer: bool
+    created_at: datetime
+    id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class DraftRecord:
     """A case draft started from a paste no case explained (``bot.app.drafts``): ``fields`` are what the
     form held (titles, summaries, runbook text, proposed signatures, suspects)."""
@@ -120,6 +132,8 @@ class DraftRecord:
     permalink: str
     fields: dict[str, Any]
     created_at: datetime
+    form_nonce: str | None = None
+    exported_as: str | None = None
     id: int | None = None
 
 

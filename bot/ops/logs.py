@@ -59,6 +59,13 @@ def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # The SDKs log whole request and response bodies at DEBUG (a pasted line, search words, a DM): their
+    # loggers stay at INFO whatever LOG_LEVEL says; our own debug lines never carry bodies.
+    for name in QUIET_AT_DEBUG:
+        logging.getLogger(name).setLevel(max(logging.INFO, root.level))
+
+
+QUIET_AT_DEBUG = ("slack_sdk", "slack_bolt", "httpx", "httpcore", "aiohttp.access", "aiohttp.client", "mcp")
 
 
 def get_logger(name: str) -> Any:

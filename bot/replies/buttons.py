@@ -18,6 +18,8 @@ from typing import Any, Literal, TypeVar
 from bot.model.case import Case, Lang
 from bot.model.results import Button, Evidence, Match, MatchResult, Reply, SuspectInfo, Tier
 from bot.replies.blocks import ACTIONS_ELEMENTS, MESSAGE_BLOCKS, cut
+from bot.replies.click import Click as Click  # re-exported: callers import clicks from here
+from bot.replies.click import click_from_body as click_from_body
 from bot.replies.labels import label
 from bot.replies.mrkdwn import escape_mrkdwn, truncate, unescape_mrkdwn
 from bot.replies.seal import SEAL_CHARS
@@ -146,6 +148,11 @@ def pick_value(case_id: str, lang: Lang, reply_id: int, lines: Sequence[str]) ->
     return _fit(data, ["x"])
 
 
+def _with_lines(core: dict[str, Any], lines: Sequence[str]) -> str | None:
+    carried = lines_value(lines)
+    return _fit({**core, "x": carried} if carried else core, ["x"])
+
+
 def _fit(data: dict[str, Any], optional: Sequence[str]) -> str | None:
     """``data`` as a value, dropping ``optional`` keys in order until it fits; None if it never does."""
     data = dict(data)
@@ -165,9 +172,11 @@ def match_buttons(
     reply_id: int | None = None,
     share: bool = False,
     lines: Sequence[str] = (),
+    paste: Sequence[str] = (),
 ) -> list[Button]:
     """The buttons for a match reply: Details (the full case, privately), Helpful, Not this case, Other
-    matches (when there are runner-ups) and the language switch. Empty when the result names no case."""
+    matches (when there are runner-ups) and the language switch. Empty when the result names no case.
+    Helpful and Other matches carry ``lines`` (what a vote may keep), Not this case ``paste`` (a draft's)."""
     core = _core(result, langs, reply_id)
     best = result.best
     if core is None or best is None:
@@ -176,7 +185,7 @@ def match_buttons(
     shown = result.matches[1 : 1 + MAX_RUNNERS]
     runners = [[m.case_id, m.tier.value, m.score] for m in shown if len(m.case_id) <= _CASE_ID_CHARS]
     carried = lines_value(lines)
-    voted = _fit({**core, "x": carried} if carried else core, ["x"]) or _dump(core)
+    voted = _with_lines(core, lines) or _dump(core)
     known = list(result.suspects.fills.items())[:_FILLS] if result.suspects is not None else []
     filled = {_inert(k, _FILL_CHARS): _inert(v, _FILL_CHARS) for k, v in known}
     details = _fit({**core, "f": filled} if filled else core, ["f"])
@@ -187,7 +196,7 @@ def match_buttons(
             value=details or voted,
         ),
         Button(action_id=ACTION_HELPFUL, text=text("helpful", lang), value=voted, style="primary"),
-        Button(action_id=ACTION_NOT_THIS, text=text("not_this", lang), value=voted),
+        Button(action_id=ACTION_NOT_THIS, text=text("not_this", lang), value=_with_lines(core, paste) or voted),
     ]
     if runners:
         with_lines = {**core, "o": runners, "x": carried} if carried else {**core, "o": runners}
@@ -377,44 +386,6 @@ def rebuild_result(payload: ButtonPayload, cases: Mapping[str, Case]) -> MatchRe
         )
     named = [cid for cid in payload.named if cid in cases]
     return MatchResult(matches=[best, *runners], reply=True, reply_case_ids=[best.case_id, *named], suspects=suspects)
-
-
-# -- clicks ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Click:
-    """One ``block_actions`` click, read from the payload: who, where, which button, and whether the
-    clicked message is ephemeral (then ``message_ts`` is Slack's, unknown to the reply log)."""
-
-    action_id: str
-    value: str
-    user_id: str
-    channel_id: str
-    message_ts: str
-    ephemeral: bool
-
-
-def _dict(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def click_from_body(body: Mapping[str, Any]) -> Click:
-    """The first action of a ``block_actions`` payload. Missing fields become "" (never raises)."""
-    actions = body.get("actions")
-    action = _dict(actions[0]) if isinstance(actions, list) and actions else {}
-    container = _dict(body.get("container"))
-    user = _dict(body.get("user"))
-    channel = _dict(body.get("channel"))
-    message = _dict(body.get("message"))
-    return Click(
-        action_id=str(action.get("action_id") or ""),
-        value=str(action.get("value") or ""),
-        user_id=str(user.get("id") or ""),
-        channel_id=str(channel.get("id") or container.get("channel_id") or ""),
-        message_ts=str(container.get("message_ts") or message.get("ts") or ""),
-        ephemeral=bool(container.get("is_ephemeral")),
-    )
 
 
 # -- attaching buttons ----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ HELP: dict[Lang, str] = {
 /incident auto off|on        automatic replies to pasted errors in this channel
 /incident digest             preview the next weekly digest
 /incident review ID [note]   record a review of a case (reviewers only); the digest carries it
+/incident forget [ID]        list confirmed examples, or delete one (reviewers only)
 /incident <pasted error>     match an error or stack trace against the library
 Paste a log in a channel the bot is in and it answers in the thread when it recognises the failure.\
 """,
@@ -35,6 +36,7 @@ Paste a log in a channel the bot is in and it answers in the thread when it reco
 /incident auto off|on        이 채널에 붙여 넣은 오류에 자동으로 답할지
 /incident digest             다음 주간 요약 미리 보기
 /incident review ID [메모]   사례 검토 기록 (검토자만), 주간 요약에 실림
+/incident forget [ID]        확인된 예시 목록, 또는 하나 삭제 (검토자만)
 /incident <붙여 넣은 오류>   오류나 스택 트레이스를 라이브러리와 대조
 봇이 있는 채널에 로그를 붙여 넣으면, 아는 장애일 때 스레드에 답합니다.\
 """,
@@ -103,10 +105,37 @@ MESSAGES: dict[str, dict[Lang, str]] = {
         "en": "{id} reviewed by {who} on {when}: the next weekly digest will carry it.",
         "ko": "{id} 를 {who} 가 {when} 에 검토했습니다. 다음 주간 요약에 실립니다.",
     },
+    "forget.not_allowed": {
+        "en": "Only the reviewers listed in REVIEWERS may list or delete confirmed examples.",
+        "ko": "REVIEWERS 에 등록된 검토자만 확인된 예시를 보거나 삭제할 수 있습니다.",
+    },
+    "forget.usage": {"en": "Usage: /incident forget [ID]", "ko": "사용법: /incident forget [ID]"},
+    "forget.none": {
+        "en": "No confirmed examples are stored.",
+        "ko": "저장된 확인 예시가 없습니다.",
+    },
+    "forget.heading": {
+        "en": "Confirmed examples, most rejected first (/incident forget ID deletes one):",
+        "ko": "확인된 예시, 거절이 많은 순서 (/incident forget ID 로 하나 삭제):",
+    },
+    "forget.unknown": {
+        "en": "There is no confirmed example #{id} (it may have expired or been deleted).",
+        "ko": "확인된 예시 #{id} 가 없습니다 (만료되었거나 이미 삭제되었을 수 있습니다).",
+    },
+    "forget.done": {
+        "en": "Example #{id} of {case} deleted ({n} confirmation(s)); every replica stops using it on its next check.",
+        "ko": "{case} 의 예시 #{id} 를 삭제했습니다 (확인 {n}건). 모든 복제본이 다음 확인 때 더 이상 쓰지 않습니다.",
+    },
     "auto.usage": {"en": "Usage: /incident auto off|on", "ko": "사용법: /incident auto off|on"},
     "auto.no_channel": {
         "en": "Automatic replies are set per channel; run this in a channel.",
         "ko": "자동 답변은 채널별로 설정합니다. 채널에서 실행해 주세요.",
+    },
+    "auto.saved.by": {
+        "en": "{user} turned automatic replies to pasted errors {value} in this channel."
+        " /incident auto {back} turns them {back} again.",
+        "ko": "{user} 님이 이 채널에서 붙여 넣은 오류에 대한 자동 답변을 {value} 로 바꿨습니다."
+        " /incident auto {back} 로 다시 바꿀 수 있습니다.",
     },
     "auto.saved": {
         "en": "Automatic replies to pasted errors are now {value} in this channel.",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bot.model.case import Lang
 from bot.model.results import NodeEvent, Reply
@@ -63,14 +63,18 @@ def repeat_text(
 
 
 def host_lines(
-    repeated: Sequence[tuple[str, Sequence[NodeEvent]]], lang: Lang, limit: int = 10
+    repeated: Sequence[tuple[str, Sequence[NodeEvent]]],
+    lang: Lang,
+    limit: int = 10,
+    linked: Callable[[NodeEvent], bool] = lambda _event: True,
 ) -> list[tuple[str, str]]:
-    """One (mrkdwn, plain) line per host: the count, the cases, the newest threads."""
+    """One (mrkdwn, plain) line per host: the count, the cases, the newest threads of those events
+    ``linked`` allows (a channel's readers get links into that channel only; the digest and App Home none)."""
     out = []
     for host, events in repeated[:limit]:
         cases = ", ".join(dict.fromkeys(e.case_id for e in events))
         newest = f"{events[0].created_at:%Y-%m-%d %H:%M}"
-        links = [url for e in events[:3] if (url := thread_link(e))]
+        links = [url for e in events[:3] if linked(e) and (url := thread_link(e))]
         plain = f"{host} ×{len(events)} · {cases} · {newest}" + (f" · {' '.join(links)}" if links else "")
         md = f"• *{escape_mrkdwn(host)}* ×{len(events)} · {escape_mrkdwn(cases)} · {escape_mrkdwn(newest)}"
         if links:
@@ -79,12 +83,14 @@ def host_lines(
     return out
 
 
-def nodes_reply(repeated: Sequence[tuple[str, Sequence[NodeEvent]]], days: int, langs: Sequence[Lang]) -> Reply:
+def nodes_reply(
+    repeated: Sequence[tuple[str, Sequence[NodeEvent]]], days: int, langs: Sequence[Lang], channel: str | None = None
+) -> Reply:
     """``/incident nodes``: hosts that failed more than once in the window, newest first, with their cases
-    and threads."""
+    and the threads of ``channel`` (where it was asked; another channel's threads are counted, not linked)."""
     lang = langs[0]
     heading = " / ".join(words("heading", lg) for lg in langs)
-    lines = host_lines(repeated, lang)
+    lines = host_lines(repeated, lang, linked=lambda event: event.channel == channel)
     blocks = [header(heading)]
     plain = [heading]
     if not lines:

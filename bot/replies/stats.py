@@ -51,7 +51,9 @@ def render_stats(summary: FeedbackSummary, top: int = 10) -> str:
 
 
 def _rejected(examples: Sequence[ExampleRecord], top: int) -> list[ExampleRecord]:
-    return sorted((e for e in examples if e.rejections), key=lambda e: (-e.rejections, e.case_id))[:top]
+    """The rejected lines, each once (a line is stored once per person who confirmed it)."""
+    once = {(e.case_id, e.line): e for e in examples if e.rejections}
+    return sorted(once.values(), key=lambda e: (-e.rejections, e.case_id, e.line))[:top]
 
 
 def render_examples(examples: Sequence[ExampleRecord], top: int = 10) -> str:
@@ -68,8 +70,8 @@ def render_examples(examples: Sequence[ExampleRecord], top: int = 10) -> str:
     for case_id, (count, people) in sorted(per_case.items()):
         lines.append(f"{case_id:<12} {count:>5} {len(people):>6}")
     rejected = _rejected(examples, top)
-    lines += ["", "Examples that keep getting Not this case"]
-    lines += [f"  {e.case_id:<12} ×{e.rejections}  {e.line[:100]}" for e in rejected] or ["  (none)"]
+    lines += ["", "Examples that keep getting Not this case (incident-bot examples delete ID removes one)"]
+    lines += [f"  #{e.id} {e.case_id:<12} ×{e.rejections}  {e.line[:100]}" for e in rejected] or ["  (none)"]
     return "\n".join(lines)
 
 

@@ -23,6 +23,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.app.learning import Refresher
 from bot.app.reloader import LibraryReloader
 from bot.app.service import IncidentService
 from bot.app.services import Services
@@ -75,6 +76,7 @@ class SlackServer:
     reloader: LibraryReloader | None = None
     sync: LibrarySync | None = None
     pools: WorkerPools | None = None
+    learner: Refresher | None = None  # the example index's background refresh: finished before storage closes
 
     @property
     def addresses(self) -> list[tuple[str, int]]:
@@ -97,6 +99,8 @@ class SlackServer:
             _, late = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE_SECONDS)
             for task in late:
                 task.cancel()
+        if self.learner is not None:
+            await asyncio.to_thread(self.learner.wait_idle, SHUTDOWN_GRACE_SECONDS)
         if self.pools is not None:
             self.pools.shutdown()
 
@@ -210,7 +214,7 @@ async def start_slack(
     )
     await runner.setup()
     await web.TCPSite(runner, settings.host, settings.port).start()
-    server = SlackServer(site_runner=runner, reloader=reloader, pools=services.pools)
+    server = SlackServer(site_runner=runner, reloader=reloader, pools=services.pools, learner=services.incident.learner)
     if settings.slack_app_token is not None:
         app_token = settings.slack_app_token.get_secret_value()
         # apps.connections.open goes to SLACK_API_URL too (else it would go to slack.com).

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 from bot.model.case import LangPref
-from bot.model.results import DraftRecord, ExampleRecord, NodeEvent, ReviewRecord, Vote
+from bot.model.results import DraftRecord, ExampleRecord, NodeEvent, RejectionRecord, ReviewRecord, Vote
 
 __all__ = [
     "DigestClaim",
@@ -24,6 +24,7 @@ __all__ = [
     "FeedbackCount",
     "LangPref",
     "NodeEvent",
+    "RejectionRecord",
     "ReplyRecord",
     "ReviewRecord",
     "Storage",
@@ -135,6 +136,10 @@ class Storage(Protocol):
     def replies_since(self, since: datetime) -> list[ReplyRecord]:
         """Replies created at or after ``since``, oldest first."""
 
+    def best_case_counts(self, since: datetime, limit: int) -> list[tuple[str, int]]:
+        """How many replies since ``since`` named each case best, most first (then case id), at most
+        ``limit`` cases: counted by the database, not read row by row (App Home)."""
+
     def reply_for_message(self, channel: str, message_ts: str) -> ReplyRecord | None:
         """The reply logged for the bot's message ``message_ts`` in ``channel`` (the newest when several),
         else None. How a button click on a posted reply finds its reply-log entry."""
@@ -157,22 +162,36 @@ class Storage(Protocol):
     def withdraw_examples(self, reply_id: int, user_id: str, case_id: str) -> int:
         """Drop what ``user_id`` confirmed for ``case_id`` from reply ``reply_id``; returns how many."""
 
-    def reject_examples(self, case_id: str, lines: tuple[str, ...]) -> int:
-        """Count a "Not this case" against the stored examples of ``case_id`` equal to one of ``lines``."""
+    def reject_examples(self, case_id: str, lines: tuple[str, ...], user_id: str, reviewer: bool, now: datetime) -> int:
+        """Record ``user_id``'s "Not this case" against the stored examples of ``case_id`` equal to one of
+        ``lines`` (once per person and line; ``rejections`` becomes the number of people); returns how many
+        stored lines it touched."""
+
+    def list_rejections(self, since: datetime) -> list[RejectionRecord]:
+        """Rejections recorded at or after ``since``, oldest first."""
+
+    def delete_example(self, example_id: int) -> int:
+        """Delete example ``example_id``'s line for its case, whoever confirmed it, and its rejections;
+        returns how many rows of examples went (0: no such example)."""
 
     def list_examples(self, since: datetime, case_id: str | None = None) -> list[ExampleRecord]:
         """Examples created at or after ``since`` (optionally of one case), oldest first."""
 
-    def examples_version(self, since: datetime) -> tuple[int, int]:
-        """(count, largest id) of the examples created at or after ``since``: changes with every add,
-        withdrawal and expiry, so a reloader can tell when to rebuild."""
+    def examples_version(self, since: datetime) -> tuple[int, int, int]:
+        """(count, largest id, rejections) of the examples and rejections created at or after ``since``:
+        changes with every add, withdrawal, rejection, deletion and expiry, so a reloader can tell when to
+        rebuild."""
 
     def purge_examples(self, before: datetime) -> int:
-        """Delete examples created before ``before`` (retention); returns how many."""
+        """Delete examples and rejections created before ``before`` (retention); returns how many examples."""
 
     # drafts and reviews ------------------------------------------------------------------------------
     def add_draft(self, draft: DraftRecord) -> int:
-        """Store a draft; returns its id."""
+        """Store a draft; returns its id. A draft whose ``form_nonce`` is already stored is not stored again:
+        the id of the one stored is returned."""
+
+    def mark_draft_exported(self, draft_id: int, case_id: str) -> None:
+        """Remember that draft ``draft_id`` was exported as ``case_id``."""
 
     def get_draft(self, draft_id: int) -> DraftRecord | None: ...
 

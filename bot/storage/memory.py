@@ -6,6 +6,7 @@ Same semantics as the SQLite and PostgreSQL backends within one process; nothing
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -17,6 +18,7 @@ from bot.storage.base import (
     FeedbackCount,
     LangPref,
     NodeEvent,
+    RejectionRecord,
     ReplyRecord,
     ReviewRecord,
     Vote,
@@ -36,6 +38,8 @@ class MemoryStorage:
         self._digests: dict[str, DigestEntry] = {}
         self._examples: dict[tuple[str, str, str], ExampleRecord] = {}
         self._example_ids = 0
+        self._rejections: dict[tuple[str, str, str], RejectionRecord] = {}
+        self._rejection_ids = 0
         self._drafts: list[DraftRecord] = []
         self._reviews: list[ReviewRecord] = []
         self._nodes: list[NodeEvent] = []
@@ -89,6 +93,10 @@ class MemoryStorage:
         chosen = [r for r in self._replies if r.created_at >= since]
         return sorted(chosen, key=lambda r: (r.created_at, r.id or 0))
 
+    def best_case_counts(self, since: datetime, limit: int) -> list[tuple[str, int]]:
+        counts = Counter(r.case_ids[0] for r in self._replies if r.created_at >= since and r.case_ids)
+        return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
     def reply_for_message(self, channel: str, message_ts: str) -> ReplyRecord | None:
         if not message_ts:
             return None
@@ -138,32 +146,65 @@ class MemoryStorage:
                 del self._examples[key]
             return len(gone)
 
-    def reject_examples(self, case_id: str, lines: tuple[str, ...]) -> int:
+    def reject_examples(self, case_id: str, lines: tuple[str, ...], user_id: str, reviewer: bool, now: datetime) -> int:
         with self._lock:
-            hit = [k for k, e in self._examples.items() if e.case_id == case_id and e.line in lines]
-            for key in hit:
-                self._examples[key] = replace(self._examples[key], rejections=self._examples[key].rejections + 1)
+            hit = {e.line for e in self._examples.values() if e.case_id == case_id and e.line in lines}
+            for line in hit:
+                key = (case_id, line, user_id)
+                if key not in self._rejections:
+                    self._rejection_ids += 1
+                    self._rejections[key] = RejectionRecord(case_id, line, user_id, reviewer, now, self._rejection_ids)
+            for key, example in self._examples.items():
+                if example.case_id == case_id and example.line in hit:
+                    people = sum(1 for c, line, _ in self._rejections if (c, line) == (case_id, example.line))
+                    self._examples[key] = replace(example, rejections=people)
             return len(hit)
+
+    def list_rejections(self, since: datetime) -> list[RejectionRecord]:
+        found = [r for r in self._rejections.values() if r.created_at >= since]
+        return sorted(found, key=lambda r: r.id or 0)
+
+    def delete_example(self, example_id: int) -> int:
+        with self._lock:
+            found = next((e for e in self._examples.values() if e.id == example_id), None)
+            if found is None:
+                return 0
+            gone = [k for k, e in self._examples.items() if (e.case_id, e.line) == (found.case_id, found.line)]
+            for key in gone:
+                del self._examples[key]
+            for key in [k for k in self._rejections if k[:2] == (found.case_id, found.line)]:
+                del self._rejections[key]
+            return len(gone)
 
     def list_examples(self, since: datetime, case_id: str | None = None) -> list[ExampleRecord]:
         found = [e for e in self._examples.values() if e.created_at >= since and case_id in (None, e.case_id)]
         return sorted(found, key=lambda e: e.id or 0)
 
-    def examples_version(self, since: datetime) -> tuple[int, int]:
+    def examples_version(self, since: datetime) -> tuple[int, int, int]:
         found = self.list_examples(since)
-        return len(found), max((e.id or 0 for e in found), default=0)
+        return len(found), max((e.id or 0 for e in found), default=0), len(self.list_rejections(since))
 
     def purge_examples(self, before: datetime) -> int:
         with self._lock:
             old = [k for k, e in self._examples.items() if e.created_at < before]
             for key in old:
                 del self._examples[key]
+            for key in [k for k, r in self._rejections.items() if r.created_at < before]:
+                del self._rejections[key]
             return len(old)
 
     def add_draft(self, draft: DraftRecord) -> int:
         with self._lock:
+            same = [d for d in self._drafts if draft.form_nonce is not None and d.form_nonce == draft.form_nonce]
+            if same:
+                return same[0].id or 0
             self._drafts.append(replace(draft, id=len(self._drafts) + 1))
             return len(self._drafts)
+
+    def mark_draft_exported(self, draft_id: int, case_id: str) -> None:
+        with self._lock:
+            if 0 < draft_id <= len(self._drafts):
+                self._drafts[draft_id - 1] = replace(self._drafts[draft_id - 1], exported_as=case_id)
 
     def get_draft(self, draft_id: int) -> DraftRecord | None:
         return self._drafts[draft_id - 1] if 0 < draft_id <= len(self._drafts) else None

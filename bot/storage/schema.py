@@ -136,6 +136,22 @@ examples = Table(
     sqlite_autoincrement=True,
 )
 
+# "Not this case" against a confirmed example, one row per case, line and person (``bot.app.examples``).
+example_rejections = Table(
+    "example_rejections",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("case_id", Text, nullable=False),
+    Column("line", Text, nullable=False),
+    Column("line_key", Text, nullable=False),
+    Column("user_id", Text, nullable=False),
+    Column("reviewer", Boolean, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Index("example_rejections_one", "case_id", "line_key", "user_id", unique=True),
+    Index("example_rejections_created", "created_at"),
+    sqlite_autoincrement=True,
+)
+
 # Case drafts started in Slack or the console (``bot.app.drafts``).
 drafts = Table(
     "drafts",
@@ -146,6 +162,9 @@ drafts = Table(
     Column("permalink", Text, nullable=False),
     Column("fields", IdList, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
+    Column("form_nonce", Text),  # the form it was submitted from: a replayed submission stores nothing
+    Column("exported_as", Text),  # the case id `cases draft export` wrote it as
+    Index("drafts_form", "form_nonce", unique=True),
     sqlite_autoincrement=True,
 )
 

@@ -206,6 +206,18 @@ class SqlStorage(LearningTables):
         )
         return [self._reply(row) for row in self._rows(statement)]
 
+    def best_case_counts(self, since: datetime, limit: int) -> list[tuple[str, int]]:
+        count = func.count().label("n")
+        statement = (
+            select(replies.c.best_case_id, count)
+            .where(replies.c.created_at >= since, replies.c.best_case_id.is_not(None))
+            .group_by(replies.c.best_case_id)
+            .order_by(count.desc(), replies.c.best_case_id)
+            .limit(limit)
+        )
+        rows: list[Any] = self._rows(statement)
+        return [(str(case_id), int(n)) for case_id, n in rows]
+
     def reply_for_message(self, channel: str, message_ts: str) -> ReplyRecord | None:
         if not message_ts:  # ephemeral replies are logged with "": never a match for a click
             return None

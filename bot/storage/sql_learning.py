@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Row, func, select, update
 
-from bot.storage.base import DraftRecord, ExampleRecord, NodeEvent, ReviewRecord, line_key
-from bot.storage.schema import drafts, examples, node_events, reviews
+from bot.storage.base import DraftRecord, ExampleRecord, NodeEvent, RejectionRecord, ReviewRecord, line_key
+from bot.storage.schema import drafts, example_rejections, examples, node_events, reviews
 
 R = TypeVar("R")
 
@@ -61,16 +61,60 @@ class LearningTables:
         with self._write() as conn:
             return int(conn.execute(statement).rowcount or 0)
 
-    def reject_examples(self, case_id: str, lines: tuple[str, ...]) -> int:
+    def reject_examples(self, case_id: str, lines: tuple[str, ...], user_id: str, reviewer: bool, now: datetime) -> int:
         if not lines:
             return 0
-        keys = [line_key(line) for line in lines]
-        statement = (
-            update(examples)
-            .where(examples.c.case_id == case_id, examples.c.line_key.in_(keys))
-            .values(rejections=examples.c.rejections + 1)
-        )
+        by_key = {line_key(line): line for line in lines}
         with self._write() as conn:
+            stored = conn.execute(
+                select(examples.c.line_key)
+                .where(examples.c.case_id == case_id, examples.c.line_key.in_(list(by_key)))
+                .distinct()
+            ).scalars()
+            keys = list(stored)
+            for key in keys:
+                row = {"case_id": case_id, "line": by_key[key], "line_key": key, "user_id": user_id}
+                conn.execute(
+                    self._insert(example_rejections)
+                    .values(**row, reviewer=reviewer, created_at=now)
+                    .on_conflict_do_nothing(index_elements=["case_id", "line_key", "user_id"])
+                )
+            if keys:
+                people = (
+                    select(func.count())
+                    .where(
+                        example_rejections.c.case_id == examples.c.case_id,
+                        example_rejections.c.line_key == examples.c.line_key,
+                    )
+                    .scalar_subquery()
+                )
+                conn.execute(
+                    update(examples)
+                    .where(examples.c.case_id == case_id, examples.c.line_key.in_(keys))
+                    .values(rejections=people)
+                )
+        return len(keys)
+
+    def list_rejections(self, since: datetime) -> list[RejectionRecord]:
+        statement = (
+            select(example_rejections).where(example_rejections.c.created_at >= since).order_by(example_rejections.c.id)
+        )
+        return [_record(RejectionRecord, row) for row in self._rows(statement)]
+
+    def delete_example(self, example_id: int) -> int:
+        with self._write() as conn:
+            found = conn.execute(
+                select(examples.c.case_id, examples.c.line_key).where(examples.c.id == example_id)
+            ).first()
+            if found is None:
+                return 0
+            case_id, key = found
+            conn.execute(
+                example_rejections.delete().where(
+                    example_rejections.c.case_id == case_id, example_rejections.c.line_key == key
+                )
+            )
+            statement = examples.delete().where(examples.c.case_id == case_id, examples.c.line_key == key)
             return int(conn.execute(statement).rowcount or 0)
 
     def list_examples(self, since: datetime, case_id: str | None = None) -> list[ExampleRecord]:
@@ -79,15 +123,19 @@ class LearningTables:
             statement = statement.where(examples.c.case_id == case_id)
         return [_record(ExampleRecord, row) for row in self._rows(statement)]
 
-    def examples_version(self, since: datetime) -> tuple[int, int]:
+    def examples_version(self, since: datetime) -> tuple[int, int, int]:
         statement = select(func.count(), func.coalesce(func.max(examples.c.id), 0)).where(
             examples.c.created_at >= since
         )
         row: Any = self._rows(statement)[0]
-        return int(row[0]), int(row[1])
+        rejections: Any = self._rows(
+            select(func.count()).select_from(example_rejections).where(example_rejections.c.created_at >= since)
+        )[0]
+        return int(row[0]), int(row[1]), int(rejections[0])
 
     def purge_examples(self, before: datetime) -> int:
         with self._write() as conn:
+            conn.execute(example_rejections.delete().where(example_rejections.c.created_at < before))
             return int(conn.execute(examples.delete().where(examples.c.created_at < before)).rowcount or 0)
 
     # drafts and reviews ------------------------------------------------------------------------------
@@ -98,7 +146,18 @@ class LearningTables:
         return int(found[0])
 
     def add_draft(self, draft: DraftRecord) -> int:
+        if draft.form_nonce is not None:
+            with self._write() as conn:
+                conn.execute(
+                    self._insert(drafts).values(**_values(draft)).on_conflict_do_nothing(index_elements=["form_nonce"])
+                )
+                found = conn.execute(select(drafts.c.id).where(drafts.c.form_nonce == draft.form_nonce)).scalar_one()
+            return int(found)
         return self._insert_row(drafts, _values(draft))
+
+    def mark_draft_exported(self, draft_id: int, case_id: str) -> None:
+        with self._write() as conn:
+            conn.execute(update(drafts).where(drafts.c.id == draft_id).values(exported_as=case_id))
 
     def get_draft(self, draft_id: int) -> DraftRecord | None:
         rows = self._rows(select(drafts).where(drafts.c.id == draft_id))
