@@ -87,7 +87,56 @@ def bench_shapes(runs: int) -> list[tuple[str, float, float, bool]]:
             base = max(base, time.perf_counter() - started)
         rows.append((name, worst, base, timed_out))
         print(f"  {name}: {worst:.2f} s", file=sys.stderr)
+    rows.append(_slow_pattern(runs))
     return rows
+
+
+SLOW = "a[ab]{1000}[ab]{1000}c"  # RE2 accepts it; its DFA runs out of memory on a/b text
+
+
+def _slow_pattern(runs: int) -> tuple[str, float, float, bool]:
+    """The review's M5 case file beside the bundled library: a hint and an ``also`` pattern that RE2 scans
+    slowly, and a 2 MiB paste of a/b lines after the decisive line (32 s before scans ran in blocks)."""
+    import shutil
+    import tempfile
+
+    from bot.library.case_store import load_library
+    from bot.matching.matcher import Matcher
+    from bot.ops.settings import BUNDLED_CASES
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = Path(tmp) / "cases"
+        shutil.copytree(BUNDLED_CASES, cases)
+        data = json.loads((cases / "PUB-0035.json").read_text(encoding="utf-8"))
+        data["id"] = "PUB-0999"
+        data["signatures"] = [
+            {"kind": "regex", "pattern": SLOW, "strength": "supporting", "examples": ["a" + "ab" * 1000 + "c"]},
+            {
+                "kind": "exact",
+                "pattern": "FROBNICATOR HALTED unexpectedly",
+                "strength": "decisive",
+                "also": [SLOW],
+                "examples": ["FROBNICATOR HALTED unexpectedly"],
+            },
+        ]
+        (cases / "PUB-0999.json").write_text(json.dumps(data), encoding="utf-8")
+        library = load_library(cases)
+    matcher = Matcher(library.cases, library.signatures, sets=library.sets)
+    rng = random.Random(7)
+    text = "FROBNICATOR HALTED unexpectedly\n" + "\n".join(
+        "".join(rng.choice("ab") for _ in range(3000)) for _ in range(MB2 // 3001)
+    )
+    worst, base, timed_out = 0.0, 0.0, False
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = matcher.match(text, clock=time.monotonic, deadline_s=DEADLINE)
+        worst = max(worst, time.perf_counter() - started)
+        timed_out = timed_out or result.timed_out
+        started = time.perf_counter()
+        _ = sum(1 for line in text.splitlines() if "error" in line)
+        base = max(base, time.perf_counter() - started)
+    print(f"  a slow pattern in a case file: {worst:.2f} s", file=sys.stderr)
+    return "a slow pattern in a case file (`a[ab]{1000}[ab]{1000}c`), a/b lines", worst, base, timed_out
 
 
 # -- acks while hostile files are matched -------------------------------------------------------------

@@ -127,11 +127,11 @@ def test_supporting_signatures_alone_are_a_hint_not_a_proof() -> None:
     assert not result.reply
 
 
-def test_several_supporting_signatures_add_up_to_strong() -> None:
+def test_several_supporting_signatures_add_up_to_strong_but_never_to_an_unprompted_reply() -> None:
     paste = "Killed\nfailed (exitcode: -9) local_rank: 0\nSending process 598579 closing signal SIGTERM"
     result = MATCHER.match(paste)
     assert result.best is not None and result.best.tier is Tier.STRONG
-    assert result.reply
+    assert not result.reply  # hints alone are shown when asked, never posted unprompted
 
 
 def test_case_text_similarity_finds_a_variant_without_a_signature() -> None:

@@ -4,12 +4,13 @@ and the bearer-token wrapper called as the ASGI app it is."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 from conftest import make_settings
 
-from bot.mcp.run import McpMisconfigured, is_loopback, require_token, security
+from bot.mcp.run import McpMisconfigured, is_loopback, limit_in_flight, require_token, security
 
 
 @pytest.mark.parametrize(
@@ -131,3 +132,75 @@ async def test_the_exact_token_reaches_the_server_and_lifespan_is_not_guarded() 
     assert inner.called == [scope] and inner.received == [{"type": "http.request", "body": b""}]
     await call(guarded, {"type": "lifespan"})
     assert inner.called[-1] == {"type": "lifespan"} and len(inner.received) == 2
+
+
+class Holding:
+    """An inner app that holds each request until ``release`` is set."""
+
+    def __init__(self, expected: int) -> None:
+        self.release = asyncio.Event()
+        self.all_in = asyncio.Event()
+        self.entered = 0
+        self.expected = expected
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        self.entered += 1
+        if self.entered >= self.expected:
+            self.all_in.set()
+        await self.release.wait()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+
+async def test_requests_past_the_in_flight_cap_get_503_at_once() -> None:
+    """The review's M6: however many bodies clients send, at most ``limit`` are being handled."""
+    inner = Holding(expected=2)
+    limited = limit_in_flight(inner, 2)
+    held = [asyncio.create_task(call(limited, http(None))) for _ in range(2)]
+    await asyncio.wait_for(inner.all_in.wait(), timeout=5)
+    refused = await asyncio.wait_for(call(limited, http(None)), timeout=5)
+    assert refused == [
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [(b"content-type", b"application/json"), (b"retry-after", b"1")],
+        },
+        {"type": "http.response.body", "body": b'{"error": "too many requests in flight: retry shortly"}'},
+    ]
+    inner.release.set()
+    assert [sent[0]["status"] for sent in await asyncio.gather(*held)] == [200, 200]
+    assert inner.entered == 2  # the refused one never reached the app
+    # The cap frees as requests finish, and what passes reaches the app whole (scope, receive, send).
+    recorder = Recorder()
+    passing = limit_in_flight(recorder, 1)
+    scope = http(None)
+    for _ in range(3):
+        assert await call(passing, scope) == [{"type": "http.response.start", "status": 200, "headers": []}]
+    assert recorder.called == [scope] * 3 and recorder.received == [{"type": "http.request", "body": b""}] * 3
+    await call(passing, {"type": "lifespan"})  # lifespan passes, and is not counted
+    assert recorder.called[-1] == {"type": "lifespan"} and len(recorder.received) == 4
+
+
+async def test_match_log_answers_busy_when_the_matching_queue_is_full(library: Any) -> None:
+    """The review's M2: match_log runs on the worker pools (never the event loop); past MATCH_QUEUE it says
+    so at once instead of queueing without bound."""
+    from conftest import NOW
+    from mcp.server.fastmcp.exceptions import ToolError
+
+    from bot.app.service import IncidentService
+    from bot.app.workers import WorkerPools
+    from bot.mcp.server import build_server
+    from bot.ops.clock import fixed
+    from bot.storage.memory import MemoryStorage
+
+    pools = WorkerPools(match_workers=1, match_queue=0)
+    server = build_server(IncidentService(library, MemoryStorage(), now=fixed(NOW)), pools=pools)
+    assert server.settings.stateless_http  # no session is kept per client
+    pools.in_flight = pools.limit  # every worker busy
+    with pytest.raises(ToolError, match="busy"):
+        await server._tool_manager.call_tool("match_log", {"text": "NVRM: Xid (PCI:0000:3b:00): 79"})
+    pools.in_flight = 0
+    answer = await server._tool_manager.call_tool(
+        "match_log", {"text": "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."}
+    )
+    assert answer["matches"] and pools.in_flight == 0
+    pools.shutdown()

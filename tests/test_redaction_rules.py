@@ -313,3 +313,9 @@ def test_a_gitleaks_finding_below_its_rules_entropy_or_allowlisted_is_not_a_secr
 @pytest.mark.parametrize("line", SURVIVORS)
 def test_gitleaks_leaves_what_suspects_and_signatures_need(line: str) -> None:
     assert list(secrets_in(line)) == []
+
+
+def test_overlapping_names_are_replaced_longest_first_and_two_letter_names_count() -> None:
+    line = "down: gpu-a1.dc1 and gpu-a1, then n1"
+    assert redact(line, hosts=["gpu-a1", "gpu-a1.dc1", "n1"]) == "down: <host> and <host>, then <host>"
+    assert redact("connect to fe80::1ff:fe23:4567:890a failed", ()) == "connect to <ip> failed"

@@ -205,3 +205,27 @@ def test_what_a_rule_says_assumes_must_mention_is_checked_in_each_language(
 def test_only_the_rule_whose_command_matches_asks_for_its_words() -> None:
     """A step that is not a reboot is not asked to mention idle, whatever it assumes."""
     assert warnings_of([step("ssh {node} nvidia-smi -q -d ECC", "confirm")]) == []
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.values[0].never], ids=lambda r: r.name)
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_never_rule_holds_for_a_steps_text_in_either_language(rule: Rule, lang: str) -> None:
+    """A draft's runbook is text only: the command a reader would copy from it is held to the same rules."""
+    [bad] = EXAMPLES[rule.name].violation
+    text = {"en": "Run it.", "ko": "실행한다.", lang: f"Run `{bad['command']}` on the node."}
+    step_text = {"stage": "fix", "text": text}
+    expected = Problem("x.json", f"runbook[1].text.{lang}", f"{rule.name}: {rule.why}", "error")
+    assert expected in safety_problems(case_with([step_text]), "x.json")
+    calm = {"stage": "fix", "text": {"en": "Tell the job's owner.", "ko": "작업 소유자에게 알린다."}}
+    assert [p for p in safety_problems(case_with([calm]), "x.json") if p.message.startswith(rule.name)] == []
+
+
+def test_an_earlier_steps_text_satisfies_a_later_command_and_assumes_is_the_commands_alone() -> None:
+    drain_in_text = {
+        "stage": "contain",
+        "text": {"en": "Drain it: scontrol update nodename={node} state=drain", "ko": "drain"},
+    }
+    jobs_in_text = {"stage": "contain", "text": {"en": "Check: squeue -w {node}", "ko": "확인"}}
+    assert errors_of(SAFETY[0], [drain_in_text, jobs_in_text, RESET]) == []
+    reboot_text = {"stage": "fix", "text": {"en": "Then scontrol reboot ASAP nextstate=resume {node}", "ko": "재부팅"}}
+    assert safety_problems(case_with([reboot_text]), "x.json") == []  # no command: nothing to assume

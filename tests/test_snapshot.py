@@ -379,3 +379,39 @@ def test_an_index_another_process_finished_first_is_kept(cases: Path, tmp_path: 
     final = snapshot.index_dir("shared", racing)
     assert (final / "theirs").read_bytes() == b"first" and not (final / "mine").exists()
     assert [p.name for p in snapshot.path.iterdir() if p.name.startswith(".shared-")] == []
+
+
+def test_a_snapshot_root_that_cannot_be_made_is_logged_and_the_files_are_loaded(
+    cases: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "taken"
+    blocker.write_text("a file where the snapshot directory should be", encoding="utf-8")
+    root = blocker / "snapshots"
+    with caplog.at_level("INFO", logger="incident_bot.snapshot"):
+        library = load_with_snapshot(cases, root)
+    assert set(library.cases) == set(load_library(cases).cases) and library.snapshot is None
+    [said] = [r.getMessage() for r in caplog.records if r.name == "incident_bot.snapshot"]
+    assert said.startswith(f"no snapshot: cannot create {root} (") and said.endswith(")") and "None" not in said
+
+
+def test_a_snapshot_root_is_created_with_its_parents(cases: Path, tmp_path: Path) -> None:
+    root = tmp_path / "data" / "deep" / "snapshots"
+    library = load_with_snapshot(cases, root)
+    assert library.snapshot is not None and library.snapshot.path.parent == root
+
+
+def test_a_fresh_snapshot_lets_the_parsed_cases_go_and_reads_them_back(cases: Path, tmp_path: Path) -> None:
+    """After the first start's indexes are built, the whole cases are released: read again from the
+    snapshot when shown, the same as parsed."""
+    direct = load_library(cases)
+    library = load_with_snapshot(cases, tmp_path / "snapshots")
+    assert library.cases.loaded == len(direct.cases)
+    library.release()
+    assert library.cases.loaded == 0
+    assert library.cases["IL-0427"] == direct.cases["IL-0427"] and library.cases.loaded == 1
+
+
+def test_a_missing_case_directory_is_reported_not_snapshotted(tmp_path: Path) -> None:
+    library = load_with_snapshot(tmp_path / "no-such-cases", tmp_path / "snapshots")
+    assert not library.cases and any("not a directory" in p.message for p in library.problems)
+    assert not (tmp_path / "snapshots").exists()

@@ -11,7 +11,7 @@ from bot.cli.compose import build_reader, load_settings
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     # Here, not at the top: the MCP SDK and uvicorn load only for this command.
-    from bot.mcp.run import McpMisconfigured, require_token, security
+    from bot.mcp.run import MAX_CONNECTIONS, MAX_IN_FLIGHT, McpMisconfigured, limit_in_flight, require_token, security
     from bot.mcp.server import build_server
 
     overrides: dict[str, Any] = {"CASES_DIR": args.cases} if getattr(args, "cases", None) else {}
@@ -23,15 +23,26 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return 2
     # Read-only: storage is opened for stored reviews, never migrated or written.
     service = build_reader(settings)
-    server = build_server(service, checks)
+    from bot.app.workers import WorkerPools
+
+    pools = WorkerPools(match_workers=settings.match_workers, match_queue=settings.match_queue)
+    server = build_server(service, checks, pools)
     if not args.http:
         server.run("stdio")
         return 0
     import uvicorn
 
-    app: Any = server.streamable_http_app()
+    app: Any = limit_in_flight(server.streamable_http_app(), MAX_IN_FLIGHT)
     if settings.mcp_token is not None:
         app = require_token(app, settings.mcp_token.get_secret_value())
     print(f"incident-bot MCP server on http://{settings.mcp_host}:{settings.mcp_port}/mcp", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=settings.mcp_host, port=settings.mcp_port, log_level="warning")
+    # Slow clients: idle keep-alive connections close after 5 s; past MAX_CONNECTIONS uvicorn answers 503.
+    uvicorn.run(
+        app,
+        host=settings.mcp_host,
+        port=settings.mcp_port,
+        log_level="warning",
+        timeout_keep_alive=5,
+        limit_concurrency=MAX_CONNECTIONS,
+    )
     return 0

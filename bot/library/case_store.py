@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,7 +180,9 @@ def parse_case(raw: bytes, path: str) -> tuple[Case | None, list[CompiledSignatu
                 )
             ],
         )
+    # Every pattern the matcher runs counts: the regex signatures and every ``also`` co-occurrence pattern.
     size = sum(shape_of(s.pattern).size for s in case.signatures if s.kind is SignatureKind.REGEX)
+    size += sum(shape_of(pattern).size for s in case.signatures for pattern in s.also)
     if size > MAX_CASE_PATTERN_SIZE:
         return (
             None,
@@ -187,8 +191,8 @@ def parse_case(raw: bytes, path: str) -> tuple[Case | None, list[CompiledSignatu
                 Problem(
                     path,
                     "signatures",
-                    f"the regex signatures together are too large for the matcher (about {size:,} RE2 instructions, "
-                    f"over the limit of {MAX_CASE_PATTERN_SIZE:,} per case)",
+                    f"the regex and also patterns together are too large for the matcher (about {size:,} RE2"
+                    f" instructions, over the limit of {MAX_CASE_PATTERN_SIZE:,} per case)",
                 )
             ],
         )
@@ -264,6 +268,17 @@ def json_problem(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON: {message[:1].lower()}{message[1:]} at line {exc.lineno}, column {exc.colno}"
 
 
+def read_case_file(path: Path) -> bytes:
+    """The bytes of a case file, read only when it is a regular file (a FIFO would block forever, a link
+    to ``/dev/zero`` never end) and at most ``MAX_CASE_FILE_BYTES`` + 1 of them (a longer file is reported
+    by its size). Raises ValueError naming what it is instead, OSError when it cannot be read."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO must not wait for a writer
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file (a FIFO, device or socket): case files must be regular files")
+        return handle.read(MAX_CASE_FILE_BYTES + 1)
+
+
 def _file_order(paths: list[Path]) -> list[Path]:
     return sorted(paths, key=lambda path: path.name)
 
@@ -319,9 +334,12 @@ def load_files(
     parsed: list[tuple[Path, CaseSummary, Any, list[CompiledSignature]]] = []
     for path in _file_order(list(directory.glob("*.json"))):
         try:
-            raw = path.read_bytes()
+            raw = read_case_file(path)
         except OSError as exc:
             library.problems.append(Problem(str(path), "", f"cannot read: {exc.strerror or exc}"))
+            continue
+        except ValueError as exc:
+            library.problems.append(Problem(str(path), "", str(exc)))
             continue
         digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
         earlier = reuse.get(digest) if reuse is not None else None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.library.case_store import Problem, parse_case, screen_case
+from bot.library.safety import safety_problems
 from bot.matching.examples import PLACEHOLDERS, looks_like_error
 from bot.matching.redaction import redact
 from bot.matching.secrets import secrets_in
@@ -182,6 +183,7 @@ def draft_problems(fields: dict[str, Any]) -> list[Problem]:
     case, compiled, problems = parse_case(raw, "draft")
     if case is not None:
         problems = [p for p in problems if p.severity == "error"] + screen_case(case, compiled, "draft")
+        problems += safety_problems(case, "draft")  # the runbook text is held to the SAFETY rules too
     for problem in problems:
         if problem.severity != "error":
             continue

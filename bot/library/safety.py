@@ -88,20 +88,24 @@ SAFETY: tuple[Rule, ...] = (
 
 
 def safety_problems(case: Case, path: str) -> list[Problem]:
-    """Commands that break a rule of ``SAFETY`` (errors)."""
+    """Commands that break a rule of ``SAFETY`` (errors). A step's text is held to the same rules as its
+    command (a draft's runbook is text only, and a reader copies a command from the text as readily), except
+    the ``assumes`` rule, which a command field carries."""
     found: list[Problem] = []
     earlier: list[str] = []
     for number, step in enumerate(case.runbook):
         command = step.command or ""
-        for rule in SAFETY if command else ():
-            if not rule.command.search(command):
-                continue
-            missing = [p for p in rule.before if not any(p.search(done) for done in earlier)]
-            if rule.never or missing:
-                found.append(Problem(path, f"runbook[{number}].command", f"{rule.name}: {rule.why}"))
-            elif rule.assumes and (step.assumes is None or len(step.assumes.langs()) < 2):
-                found.append(Problem(path, f"runbook[{number}].assumes", f"{rule.name}: {rule.why}"))
-        earlier.append(command)
+        texts = [(f"text.{lang}", step.text.get(lang) or "") for lang in step.text.langs()]
+        for field, said in [("command", command), *texts]:
+            for rule in SAFETY if said else ():
+                if not rule.command.search(said):
+                    continue
+                missing = [p for p in rule.before if not any(p.search(done) for done in earlier)]
+                if rule.never or missing:
+                    found.append(Problem(path, f"runbook[{number}].{field}", f"{rule.name}: {rule.why}"))
+                elif field == "command" and rule.assumes and (step.assumes is None or len(step.assumes.langs()) < 2):
+                    found.append(Problem(path, f"runbook[{number}].assumes", f"{rule.name}: {rule.why}"))
+        earlier += [command, *(said for _, said in texts)]
     return found
 
 

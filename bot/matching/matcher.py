@@ -58,6 +58,24 @@ _LINES_SHOWN = 12  # error-looking lines a result carries (the last ones: where 
 _DIGIT_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
 
+BLOCK_CHARS = 16 << 10  # what one uninterruptible RE2 scan reads at most
+
+
+def text_blocks(text: str, size: int = BLOCK_CHARS) -> list[tuple[int, int]]:
+    """``text`` cut into spans of at most ``size`` characters, each ending at a line break when one is in
+    reach (lines are capped far below ``size``, so a match never spans two blocks)."""
+    spans: list[tuple[int, int]] = []
+    start, length = 0, len(text)
+    while start < length:
+        end = min(length, start + size)
+        if end < length:
+            cut = text.rfind("\n", start, end)
+            end = cut + 1 if cut > start else end
+        spans.append((start, end))
+        start = end
+    return spans or [(0, 0)]
+
+
 def _evidence_line(cleaned: Cleaned, line_no: int) -> str:
     raw = cleaned.raw_lines[line_no].strip() if line_no < len(cleaned.raw_lines) else ""
     return raw if len(raw) <= _EVIDENCE_CHARS else raw[: _EVIDENCE_CHARS - 1] + "…"
@@ -138,14 +156,16 @@ class Matcher:
         """Why signatures RE2 could not fit into a set are unused (the case store rejects such cases)."""
         return [d.reason for d in self._sets.dropped]
 
-    def _also_present(self, index: int, text: str) -> bool:
+    def _also_present(self, index: int, chunks: list[str], late: Callable[[], bool]) -> bool:
         signature = self._signatures[index]
         if not signature.also:
             return True
         if index not in self._also:
             self._also[index] = also_programs(signature)
         programs = self._also[index]
-        return programs is not None and all(program.search(text) is not None for program in programs)
+        if programs is None:
+            return False
+        return all(any(program.search(chunk) is not None for chunk in chunks if not late()) for program in programs)
 
     def _located(self, index: int) -> Any | None:
         if index not in self._text_regex:
@@ -215,7 +235,17 @@ class Matcher:
         far is kept). At most ``_LINES_KEPT`` lines per signature and ``_HITS_PER_PASTE`` in all."""
         text = cleaned.text
         budget = _HITS_PER_PASTE
-        for index in self._sets.candidates(text):
+        # Every scan runs block by block with a deadline check between blocks: one RE2 scan cannot be
+        # interrupted, so a slow pattern overruns the deadline by one block's scan at most.
+        # (The RE2 binding encodes the whole string it is given on every call: each block is sliced once.)
+        blocks = text_blocks(text)
+        chunks = [text[start:end] for start, end in blocks]
+        found_sets: set[int] = set()
+        for chunk in chunks:
+            if late():
+                return True
+            found_sets.update(self._sets.candidates(chunk))
+        for index in sorted(found_sets):
             if late():
                 return True
             program = self._located(index)
@@ -223,19 +253,22 @@ class Matcher:
                 continue
             line_numbers: list[int] = []
             last = -1
-            for found in program.finditer(text):
-                budget -= 1
-                if budget % _CHECK_EVERY == 0 and late():
+            for (start, _), chunk in zip(blocks, chunks, strict=True):
+                if late() or len(line_numbers) >= _LINES_KEPT or budget <= 0:
                     break
-                line_no = cleaned.line_of(found.start())
-                if line_no != last:  # two hits on one line count once
-                    last = line_no
-                    line_numbers.append(line_no)
-                if len(line_numbers) >= _LINES_KEPT or budget <= 0:
-                    break
+                for found in program.finditer(chunk):
+                    budget -= 1
+                    if budget % _CHECK_EVERY == 0 and late():
+                        break
+                    line_no = cleaned.line_of(start + found.start())
+                    if line_no != last:  # two hits on one line count once
+                        last = line_no
+                        line_numbers.append(line_no)
+                    if len(line_numbers) >= _LINES_KEPT or budget <= 0:
+                        break
             # Else the set matched across a line break (no single line carries it), or a pattern the
             # signature needs beside it is missing.
-            if line_numbers and self._also_present(index, text):
+            if line_numbers and self._also_present(index, chunks, late):
                 self._tally_signature(index, cleaned, line_numbers, tallies)
         return late()
 

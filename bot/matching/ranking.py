@@ -112,14 +112,28 @@ def rank(tallies: Mapping[str, Tally], cases: Mapping[str, Titled], config: Matc
     return [match for *_, match in scored[: config.max_candidates]]
 
 
+def has_proof(tally: Tally, decisive_elsewhere: bool, config: MatchConfig) -> bool:
+    """Whether a case has proof of its own: a decisive signature hit (fallout too, when no other case has
+    proof), or a near-copy of a decisive known or confirmed line. Supporting hits are never proof, however
+    many: every traceback has ``Traceback (most recent call last)`` in it."""
+    if tally.decisive or (tally.fallout and not decisive_elsewhere):
+        return True
+    near = tally.text_sim >= config.fuzzy_floor and tally.text_strength is Strength.DECISIVE
+    return near and not (tally.text_fallout and decisive_elsewhere)
+
+
 def decide(matches: list[Match], tallies: Mapping[str, Tally], config: MatchConfig) -> tuple[bool, list[str]]:
-    """Reply when the best case is exact or strong and no rival comes within the margin. A rival is a
-    case of another failure class that explains the paste with other lines: a case whose every
-    matched line the best case matched too explains the same evidence (a companion), and may be named
-    beside it when it is as sure."""
+    """Reply when the best case is exact or strong, has proof of its own (:func:`has_proof`: supporting
+    hits alone never make an unprompted reply, a rule no tuning of the scores may trade away) and no rival
+    comes within the margin. A rival is a case of another failure class that explains the paste with
+    other lines: a case whose every matched line the best case matched too explains the same evidence (a
+    companion), and may be named beside it when it is as sure."""
     if not matches or matches[0].tier is Tier.WEAK:
         return False, []
     best = matches[0]
+    elsewhere = any(tally.decisive for case_id, tally in tallies.items() if case_id != best.case_id)
+    if not has_proof(tallies[best.case_id], elsewhere, config):
+        return False, []
     best_lines = tallies[best.case_id].line_set()
 
     def companion(other: Match) -> bool:

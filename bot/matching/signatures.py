@@ -343,23 +343,43 @@ def _hit_line(program: Any, text: str) -> str | None:
     return text[start : end if end != -1 else len(text)].strip()
 
 
+# A supporting signature may hit this many lines of the hard negatives (real errors no case explains) and
+# no more: ``Traceback (most recent call last)`` hits 5, ``Error: `` 27; the bundled hints hit at most 2 and a
+# specific hint for a failure no case explains yet (``CUDA out of memory``) 3.
+MAX_NEGATIVE_HITS = 4
+
+
 def screen(sets: SignatureSets, ordinary: str, hard_negatives: str) -> dict[int, str]:
     """Signatures that must not be used, by index, with the reason: any that hits ``ordinary`` text
-    (everyday chat, healthy training logs), and any decisive one that hits ``hard_negatives`` (real errors
-    no case explains). Each candidate from the sets is confirmed with its own program."""
+    (everyday chat, healthy training logs), any decisive one that hits ``hard_negatives`` (real errors no
+    case explains), and any supporting one that hits more than ``MAX_NEGATIVE_HITS`` of their lines (a
+    hint every traceback has). Each candidate from the sets is confirmed with its own program."""
     rejected: dict[int, str] = {}
     for index in sorted(set(sets.candidates(ordinary))):
         program = locator(sets.signatures[index])
         line = _hit_line(program, ordinary) if program is not None else None
         if line is not None:
             rejected[index] = f"hits ordinary text, so it would answer unrelated messages: {line[:120]!r}"
+    negative_lines: list[str] | None = None
     for index in sorted(set(sets.candidates(hard_negatives)) - set(rejected)):
         sig = sets.signatures[index]
-        program = locator(sig) if sig.decisive else None
-        line = _hit_line(program, hard_negatives) if program is not None else None
-        if line is not None:
+        program = locator(sig)
+        if program is None:
+            continue
+        if sig.decisive:
+            line = _hit_line(program, hard_negatives)
+            if line is not None:
+                rejected[index] = (
+                    f"is decisive but hits a real error that no case explains: {line[:120]!r} "
+                    "(make it more specific, or supporting)"
+                )
+            continue
+        if negative_lines is None:
+            negative_lines = [line for line in hard_negatives.splitlines() if line.strip()]
+        hits = [line for line in negative_lines if program.search(line)]
+        if len(hits) > MAX_NEGATIVE_HITS:
             rejected[index] = (
-                f"is decisive but hits a real error that no case explains: {line[:120]!r} "
-                "(make it more specific, or supporting)"
+                f"is generic: it hits {len(hits)} of {len(negative_lines)} real errors that no case explains, "
+                f"such as {hits[0][:120]!r} (a hint may hit at most {MAX_NEGATIVE_HITS}: make it specific)"
             )
     return rejected

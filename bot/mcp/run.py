@@ -76,3 +76,32 @@ def require_token(app: App, token: str) -> App:
         await app(scope, receive, send)
 
     return guarded
+
+
+MAX_IN_FLIGHT = 16  # HTTP requests being read or answered at once (each may hold a 4 MiB body)
+MAX_CONNECTIONS = 256  # open connections and tasks before uvicorn answers 503
+
+
+def limit_in_flight(app: App, limit: int) -> App:
+    """``app`` answering 503 (JSON, ``Retry-After: 1``) to an HTTP request past ``limit`` in flight: bodies
+    held in memory are bounded by ``limit`` x the body cap, whatever clients send."""
+    in_flight = 0
+
+    async def limited(scope: Scope, receive: Receive, send: Send) -> None:
+        nonlocal in_flight
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        if in_flight >= limit:
+            body = json.dumps({"error": "too many requests in flight: retry shortly"}).encode()
+            headers = [(b"content-type", b"application/json"), (b"retry-after", b"1")]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        in_flight += 1
+        try:
+            await app(scope, receive, send)
+        finally:
+            in_flight -= 1
+
+    return limited

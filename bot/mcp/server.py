@@ -27,6 +27,7 @@ from pydantic import AnyUrl, ValidationError
 from bot.app.records import case_summary_record, match_record, runbook_record
 from bot.app.service import IncidentService
 from bot.app.topics import allowed_by, is_count, newest_first
+from bot.app.workers import Busy, WorkerPools
 from bot.library.topics import KINDS, Topic
 from bot.model.case import Case, Lang
 from bot.ops.version import bot_version
@@ -36,8 +37,10 @@ MAX_ARGUMENT = 1000  # any argument but a log's text
 _SDK_PREFIX = "Error creating resource from template: "
 # Every tool only reads: clients may call them without asking the user first.
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-# A whole log may come over HTTP; the matcher reads at most MAX_PASTE_BYTES of it (head and tail).
-MAX_REQUEST_BYTES = 32 << 20
+# A whole log may come over HTTP; the matcher reads at most MAX_PASTE_BYTES of it (head and tail). A body
+# is that, JSON-escaped (up to six bytes per byte for control characters; twice covers real logs), plus
+# the JSON-RPC envelope: 4 MiB and 64 KiB. A longer one is refused by the SDK with 413.
+MAX_REQUEST_BYTES = (4 << 20) + (64 << 10)
 MAX_LIMIT = 50
 INSTRUCTIONS = (
     "A library of reviewed GPU-cluster incidents (GPU loss, ECC, NCCL, InfiniBand, storage, ...), in "
@@ -128,15 +131,24 @@ class _Server(FastMCP):
         return [replace(content, mime_type="text/markdown") for content in contents]
 
 
-def build_server(service: IncidentService, transport_security: TransportSecuritySettings | None = None) -> FastMCP:
-    """The server over ``service`` (tools and the case resource template)."""
+def build_server(
+    service: IncidentService,
+    transport_security: TransportSecuritySettings | None = None,
+    pools: WorkerPools | None = None,
+) -> FastMCP:
+    """The server over ``service`` (tools and the case resource template). Stateless over HTTP: every tool
+    only reads, so no session is kept for a client (thousands of ``initialize`` calls hold nothing).
+    ``match_log`` runs on ``pools`` (the bot's ``MATCH_WORKERS`` / ``MATCH_QUEUE``), never on the event loop
+    that serves every other client; past the queue it answers "busy" at once."""
     server = _Server(
         "incident-bot",
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         transport_security=transport_security,
         max_request_body_size=MAX_REQUEST_BYTES,
+        stateless_http=True,
     )
+    workers = pools or WorkerPools()
     server._mcp_server.version = bot_version()  # the initialize result names incident-bot's version, not the SDK's
 
     def case_of(raw: str) -> Case:
@@ -213,13 +225,16 @@ def build_server(service: IncidentService, transport_security: TransportSecurity
         return {kind: [_topic(t) for t in vocabulary.by_kind(kind)] for kind in KINDS}
 
     @server.tool(annotations=READ_ONLY)
-    def match_log(text: str) -> dict[str, Any]:
+    async def match_log(text: str) -> dict[str, Any]:
         """Which case explains this log: ranked cases with tiers and the matched lines (in words), the suspect
         node, rank and GPU, and the best case's runbook with its commands filled. A log larger than the
         paste limit is read by its head and tail, and the result says so (truncated, skipped_bytes)."""
         if not text.strip():
             raise ToolError("text is empty: paste the log, the error or the stack trace")
-        result = service.match(text, slack_encoded=False)
+        try:
+            result = await workers.match(service.match, text, slack_encoded=False)
+        except Busy:
+            raise ToolError("every matching worker is busy (MATCH_WORKERS, MATCH_QUEUE): try again shortly") from None
         return match_record(result, service.library.cases)
 
     @server.tool(annotations=READ_ONLY)

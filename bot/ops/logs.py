@@ -63,6 +63,22 @@ def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
     # loggers stay at INFO whatever LOG_LEVEL says; our own debug lines never carry bodies.
     for name in QUIET_AT_DEBUG:
         logging.getLogger(name).setLevel(max(logging.INFO, root.level))
+    server = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, _OneLineWithoutBytes) for f in server.filters):
+        server.addFilter(_OneLineWithoutBytes())
+
+
+class _OneLineWithoutBytes(logging.Filter):
+    """aiohttp logs a malformed request (a bad chunk size, a broken header) as an ERROR traceback that quotes
+    the bytes received: anyone can send them, unauthenticated. One WARNING line naming the error's type."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            kind = type(record.exc_info[1]).__name__
+            record.msg, record.args = "malformed HTTP request dropped (%s)", (kind,)
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
 
 
 QUIET_AT_DEBUG = ("slack_sdk", "slack_bolt", "httpx", "httpcore", "aiohttp.access", "aiohttp.client", "mcp")

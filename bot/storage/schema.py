@@ -19,8 +19,8 @@ from sqlalchemy import (
     Integer,
     MetaData,
     Table,
-    Text,
 )
+from sqlalchemy import Text as _Text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -48,8 +48,41 @@ class UtcDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def _no_nul(value: Any) -> Any:
+    """``value`` without NUL characters, in strings and in the lists and dicts a JSON column holds:
+    PostgreSQL's text and jsonb cannot hold them, and SQLite should hold what PostgreSQL would."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_no_nul(item) for item in value]
+    if isinstance(value, dict):
+        return {_no_nul(key): _no_nul(item) for key, item in value.items()}
+    return value
+
+
+class Text(TypeDecorator[str]):
+    """Text without NUL characters (a NUL byte a user typed is dropped, not reported as an outage)."""
+
+    impl = _Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return value.replace("\x00", "") if value is not None else None
+
+
+class _CleanJson(TypeDecorator[Any]):
+    impl = JSON
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> Any:
+        return dialect.type_descriptor(postgresql.JSONB() if dialect.name == "postgresql" else JSON())
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        return _no_nul(value)
+
+
 # A JSON list: jsonb on PostgreSQL (indexable, inspectable), JSON text on SQLite.
-IdList: Any = JSON().with_variant(postgresql.JSONB(), "postgresql")
+IdList: Any = _CleanJson()
 
 metadata = MetaData()
 
