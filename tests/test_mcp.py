@@ -266,7 +266,7 @@ async def _forged(
 def test_a_public_bind_needs_a_token_and_hosts(tmp_path: Path) -> None:
     for extra, said in [
         ({"MCP_HOST": "0.0.0.0"}, "set MCP_TOKEN"),
-        ({"MCP_HOST": "0.0.0.0", "MCP_TOKEN": "s3cret-token"}, "set MCP_ALLOWED_HOSTS"),
+        ({"MCP_HOST": "0.0.0.0", "MCP_TOKEN": "s3cret-token-0123456"}, "set MCP_ALLOWED_HOSTS"),
     ]:
         done = subprocess.run(
             [sys.executable, "-m", "bot.cli", "mcp", "--http"],
@@ -277,7 +277,7 @@ def test_a_public_bind_needs_a_token_and_hosts(tmp_path: Path) -> None:
             check=False,
         )
         assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
-        assert "s3cret-token" not in done.stderr
+        assert "s3cret-token-0123456" not in done.stderr
 
 
 async def test_the_token_is_required_on_a_public_bind(tmp_path: Path) -> None:
@@ -286,7 +286,7 @@ async def test_the_token_is_required_on_a_public_bind(tmp_path: Path) -> None:
         tmp_path,
         MCP_HOST="0.0.0.0",
         MCP_PORT=str(port),
-        MCP_TOKEN="s3cret-token",
+        MCP_TOKEN="s3cret-token-0123456",
         MCP_ALLOWED_HOSTS=f"127.0.0.1:{port}",
     )
     log = tmp_path / "mcp.log"
@@ -300,13 +300,13 @@ async def test_the_token_is_required_on_a_public_bind(tmp_path: Path) -> None:
         assert missing.status_code == 401 and wrong.status_code == 401
         # The token is not enough: a public bind checks Host and Origin as well.
         async with httpx.AsyncClient() as client:
-            host, origin = await _forged(client, url, {"Authorization": "Bearer s3cret-token"})
+            host, origin = await _forged(client, url, {"Authorization": "Bearer s3cret-token-0123456"})
         assert (host.status_code, origin.status_code) == (421, 403)
-        async with http_session(url, {"Authorization": "Bearer s3cret-token"}) as session:
+        async with http_session(url, {"Authorization": "Bearer s3cret-token-0123456"}) as session:
             await session.initialize()
             tools = await session.list_tools()
             assert {tool.name for tool in tools.tools} == TOOLS
-        assert "s3cret-token" not in log.read_text()
+        assert "s3cret-token-0123456" not in log.read_text()
     finally:
         proc.terminate()
         proc.wait(timeout=15)

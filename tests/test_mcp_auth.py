@@ -44,7 +44,7 @@ def test_a_public_bind_accepts_exactly_what_is_listed() -> None:
         make_settings(
             {
                 "MCP_HOST": "0.0.0.0",
-                "MCP_TOKEN": "t0ken-value",
+                "MCP_TOKEN": "t0ken-value-0123456",
                 "MCP_ALLOWED_HOSTS": "mcp.example:8765,10.0.0.7:8765",
                 "MCP_ALLOWED_ORIGINS": "https://agent.example, ",
             }
@@ -55,21 +55,33 @@ def test_a_public_bind_accepts_exactly_what_is_listed() -> None:
     assert got.allowed_origins == ["https://agent.example"]
 
 
+def test_a_public_bind_with_a_short_token_is_refused() -> None:
+    """The review's L12: a one-character bearer token on a public bind."""
+    with pytest.raises(McpMisconfigured) as refused:
+        security(make_settings({"MCP_HOST": "0.0.0.0", "MCP_TOKEN": "a", "MCP_ALLOWED_HOSTS": "mcp.example:8765"}))
+    assert "shorter than 16 characters" in str(refused.value) and "'a'" not in str(refused.value)
+    loopback = security(make_settings({"MCP_TOKEN": "a"}))  # on loopback the token is optional anyway
+    assert loopback.allowed_hosts[0] == "127.0.0.1:*"
+
+
 @pytest.mark.parametrize(
     ("values", "said"),
     [
         ({"MCP_HOST": "0.0.0.0"}, "MCP_HOST=0.0.0.0 is not loopback: set MCP_TOKEN"),
         (
-            {"MCP_HOST": "10.0.0.7", "MCP_TOKEN": "t0ken-value"},
+            {"MCP_HOST": "10.0.0.7", "MCP_TOKEN": "t0ken-value-0123456"},
             "MCP_HOST=10.0.0.7 is not loopback: set MCP_ALLOWED_HOSTS",
         ),
-        ({"MCP_HOST": "10.0.0.7", "MCP_TOKEN": "t0ken-value", "MCP_ALLOWED_HOSTS": " , "}, "set MCP_ALLOWED_HOSTS"),
+        (
+            {"MCP_HOST": "10.0.0.7", "MCP_TOKEN": "t0ken-value-0123456", "MCP_ALLOWED_HOSTS": " , "},
+            "set MCP_ALLOWED_HOSTS",
+        ),
     ],
 )
 def test_a_public_bind_without_a_token_or_hosts_is_refused(values: dict[str, str], said: str) -> None:
     with pytest.raises(McpMisconfigured) as refused:
         security(make_settings(values))
-    assert said in str(refused.value) and "t0ken-value" not in str(refused.value)
+    assert said in str(refused.value) and "t0ken-value-0123456" not in str(refused.value)
 
 
 class Recorder:
@@ -107,11 +119,19 @@ def http(authorization: bytes | None) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "given",
-    [None, b"", b"Bearer", b"Bearer t0ken-valu", b"Bearer t0ken-value ", b"bearer t0ken-value", b"t0ken-value"],
+    [
+        None,
+        b"",
+        b"Bearer",
+        b"Bearer t0ken-valu",
+        b"Bearer t0ken-value-0123456 ",
+        b"bearer t0ken-value-0123456",
+        b"t0ken-value-0123456",
+    ],
 )
 async def test_anything_but_the_exact_bearer_token_gets_401(given: bytes | None) -> None:
     inner = Recorder()
-    sent = await call(require_token(inner, "t0ken-value"), http(given))
+    sent = await call(require_token(inner, "t0ken-value-0123456"), http(given))
     assert inner.called == []
     assert sent == [
         {
@@ -125,8 +145,8 @@ async def test_anything_but_the_exact_bearer_token_gets_401(given: bytes | None)
 
 async def test_the_exact_token_reaches_the_server_and_lifespan_is_not_guarded() -> None:
     inner = Recorder()
-    guarded = require_token(inner, "t0ken-value")
-    scope = http(b"Bearer t0ken-value")
+    guarded = require_token(inner, "t0ken-value-0123456")
+    scope = http(b"Bearer t0ken-value-0123456")
     sent = await call(guarded, scope)
     assert sent == [{"type": "http.response.start", "status": 200, "headers": []}]
     assert inner.called == [scope] and inner.received == [{"type": "http.request", "body": b""}]

@@ -196,3 +196,17 @@ def test_a_malformed_request_is_one_warning_line_without_its_bytes() -> None:
     record = json.loads(line)
     assert record["level"] == "warning" and "malformed HTTP request dropped (ValueError)" in record["event"]
     assert "SECRETBYTES" not in line and "Traceback" not in line
+
+
+def test_storage_down_leaves_the_language_to_the_locale(library: Any) -> None:
+    """The review's L1: reading the saved language raised right after the command's ack, and Slack got a
+    404 after 3 s; now the locale decides and the answer goes on (it then says the database is down)."""
+    from bot.storage import open_storage
+
+    down = open_storage("postgresql://postgres@127.0.0.1:5999/nothing-listens-here")
+    try:
+        service = IncidentService(library, down, now=fixed(NOW), deadline_s=20.0)
+        assert service.langs_for_user("U1", "ko-KR") == ("ko", "en")
+        assert service.langs_for_user("U1", None) == ("en", "ko")
+    finally:
+        down.close()

@@ -295,7 +295,10 @@ class IncidentService:
     # -- commands -----------------------------------------------------------------------------------
 
     def langs_for_user(self, user_id: str | None, locale: str | None = None) -> tuple[Lang, ...]:
-        pref = self.storage.get_user_lang(user_id) if user_id else None
+        try:
+            pref = self.storage.get_user_lang(user_id) if user_id else None
+        except StorageError:  # storage down: the locale decides (the answer then says the database is down)
+            pref = None
         return langs_for(pref, locale)
 
     def command(

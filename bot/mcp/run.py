@@ -20,6 +20,9 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
+MIN_TOKEN_CHARS = 16  # a bearer token on a public bind: guessing it must be hopeless
+
+
 class McpMisconfigured(Exception):
     """The MCP settings cannot be served safely; ``str(error)`` names the setting."""
 
@@ -49,6 +52,11 @@ def security(settings: Settings) -> TransportSecuritySettings:
         )
     if settings.mcp_token is None:
         raise McpMisconfigured(f"MCP_HOST={host} is not loopback: set MCP_TOKEN (clients send it as a bearer token)")
+    if len(settings.mcp_token.get_secret_value()) < MIN_TOKEN_CHARS:
+        raise McpMisconfigured(
+            f"MCP_HOST={host} is not loopback: MCP_TOKEN is shorter than {MIN_TOKEN_CHARS} characters"
+            " (openssl rand -hex 16 makes one)"
+        )
     if not _listed(settings.mcp_allowed_hosts):
         raise McpMisconfigured(f"MCP_HOST={host} is not loopback: set MCP_ALLOWED_HOSTS (the Host names clients use)")
     return TransportSecuritySettings(

@@ -18,6 +18,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.app.service import IncidentService
 from bot.ops.metrics import CONTENT_TYPE, Metrics
+from bot.slack.guard import read_body
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,10 @@ def build_web_app(
 
         async def slack_events(request: web.Request) -> web.Response:
             if verifier is not None:
-                refusal = check_request(verifier, await request.read(), request.headers)
+                body = await read_body(request)
+                if body is None:
+                    return web.json_response({"error": "request body not received in time"}, status=408)
+                refusal = check_request(verifier, body, request.headers)
                 if refusal is not None:
                     return refusal
             bolt_request = await to_bolt_request(request)

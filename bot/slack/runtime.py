@@ -32,6 +32,7 @@ from bot.digest.scheduler import DigestSchedule
 from bot.ops.logs import configure_logging
 from bot.ops.settings import Settings
 from bot.slack.app import build_client, create_app
+from bot.slack.guard import KEEPALIVE_SECONDS, GuardedSite
 from bot.slack.http import EVENTS_PATH, build_web_app
 from bot.slack.identity import TokenRejected, identity_of
 from bot.slack.jobs import LibrarySync, StorageGate, build_digest_schedule
@@ -210,10 +211,12 @@ async def start_slack(
         return None if gate.ready else (gate.problem or "opening")
 
     runner = web.AppRunner(
-        build_web_app(None if socket_mode else bolt, service, signing_secret=secret, storage_problem=storage_problem)
+        build_web_app(None if socket_mode else bolt, service, signing_secret=secret, storage_problem=storage_problem),
+        keepalive_timeout=KEEPALIVE_SECONDS,
     )
     await runner.setup()
-    await web.TCPSite(runner, settings.host, settings.port).start()
+    # Slow clients: headers within 10 s, bodies within 10 s, at most 512 connections (bot.slack.guard).
+    await GuardedSite(runner, settings.host, settings.port).start()
     server = SlackServer(site_runner=runner, reloader=reloader, pools=services.pools, learner=services.incident.learner)
     if settings.slack_app_token is not None:
         app_token = settings.slack_app_token.get_secret_value()
