@@ -5,12 +5,13 @@ and the bearer-token wrapper called as the ASGI app it is."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
 from conftest import make_settings
 
-from bot.mcp.run import McpMisconfigured, is_loopback, limit_in_flight, require_token, security
+from bot.mcp.run import McpMisconfigured, is_loopback, limit_in_flight, parse_first, require_token, security
 
 
 @pytest.mark.parametrize(
@@ -224,3 +225,70 @@ async def test_match_log_answers_busy_when_the_matching_queue_is_full(library: A
     )
     assert answer["matches"] and pools.in_flight == 0
     pools.shutdown()
+
+
+def _post(body: bytes, chunks: int = 1) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    size = max(1, len(body) // chunks + 1)
+    parts = [body[i : i + size] for i in range(0, len(body), size)] or [b""]
+    messages = [{"type": "http.request", "body": p, "more_body": n < len(parts) - 1} for n, p in enumerate(parts)]
+    return {"type": "http", "method": "POST", "path": "/mcp", "headers": []}, messages
+
+
+async def _through(app: Any, scope: dict[str, Any], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    sent: list[dict[str, Any]] = []
+    queue = list(messages)
+
+    async def receive() -> dict[str, Any]:
+        return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    await app(scope, receive, send)
+    return sent
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"tools/list"}', "ValueError"),
+        (b"[" * 100_000 + b"]" * 100_000, "RecursionError"),
+        (b"not json at all", "JSONDecodeError"),
+    ],
+    ids=["5000-digit-id", "deep-nesting", "not-json"],
+)
+async def test_a_body_the_parser_refuses_gets_a_json_rpc_parse_error(body: bytes, kind: str) -> None:
+    """The review's L7: these reached the SDK, which answered 500 and logged a traceback each time."""
+    inner = Recorder()
+    scope, messages = _post(body, chunks=3)
+    sent = await _through(parse_first(inner, 1 << 20), scope, messages)
+    assert inner.called == [] and sent[0]["status"] == 400
+    answer = json.loads(sent[1]["body"])
+    assert answer == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {kind}"}}
+
+
+async def test_a_good_body_reaches_the_server_whole_and_an_oversized_one_gets_413() -> None:
+    inner = Recorder()
+    body = b'{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+    scope, messages = _post(body, chunks=4)
+    sent = await _through(parse_first(inner, 1 << 20), scope, messages)
+    assert sent[0]["status"] == 200 and inner.received == [{"type": "http.request", "body": body, "more_body": False}]
+    big, parts = _post(b"x" * 2000, chunks=2)
+    refused = await _through(parse_first(Recorder(), 1000), big, parts)
+    assert refused[0]["status"] == 413
+    get = {"type": "http", "method": "GET", "path": "/mcp", "headers": []}
+    assert (await _through(parse_first(inner, 10), get, []))[0]["status"] == 200  # only POST bodies are parsed
+
+
+async def test_a_lone_surrogate_in_a_tool_argument_is_text_not_an_error(library: Any) -> None:
+    """The review's L7: `search_incidents` with "\\ud800" answered with the encoder's error."""
+    from conftest import NOW
+
+    from bot.app.service import IncidentService
+    from bot.mcp.server import build_server
+    from bot.ops.clock import fixed
+    from bot.storage.memory import MemoryStorage
+
+    server = build_server(IncidentService(library, MemoryStorage(), now=fixed(NOW)))
+    found = await server.call_tool("search_incidents", {"query": "\x00\ud800x ecc"})
+    assert "surrogates" not in json.dumps(found, default=str) and "IL-0414" in json.dumps(found, default=str)

@@ -5,6 +5,7 @@ not sent in time gets 408, and each condition is logged once a minute, not once 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 
@@ -35,6 +36,13 @@ async def site() -> AsyncIterator[GuardedSite]:
         await runner.cleanup()
 
 
+async def _close(writer: asyncio.StreamWriter) -> None:
+    """Close a client connection and wait until its socket is closed (else it is left to the collector)."""
+    writer.close()
+    with contextlib.suppress(ConnectionError):
+        await writer.wait_closed()
+
+
 async def _until(condition: Callable[[], bool], within: float = 5.0) -> None:
     """Wait for a server-side condition, polling, with a deadline (it has no event to wait on)."""
     deadline = asyncio.get_running_loop().time() + within
@@ -57,7 +65,7 @@ async def _request(port: int, body: bytes = b"hello") -> bytes:
     writer.write(head + body)
     await writer.drain()
     answer = await asyncio.wait_for(reader.read(), 5)
-    writer.close()
+    await _close(writer)
     return answer
 
 
@@ -79,7 +87,7 @@ async def test_a_client_that_never_finishes_its_headers_is_closed(
     lines = [r for r in caplog.records if r.name == "incident_bot.http"]
     assert len(lines) == 1 and "headers too slow" in lines[0].getMessage()  # one line, not one per client
     for _, writer in slow:
-        writer.close()
+        await _close(writer)
 
 
 async def test_past_the_cap_the_oldest_waiting_client_makes_room(site: GuardedSite) -> None:
@@ -90,7 +98,7 @@ async def test_past_the_cap_the_oldest_waiting_client_makes_room(site: GuardedSi
     assert await _closed_within(idle[0][0], 1.0)  # the oldest went to make room
     assert site.limits.dropped["made room"] >= 1
     for _, writer in idle:
-        writer.close()
+        await _close(writer)
 
 
 async def test_past_the_cap_with_nobody_waiting_a_new_connection_is_closed(site: GuardedSite) -> None:
@@ -105,7 +113,7 @@ async def test_past_the_cap_with_nobody_waiting_a_new_connection_is_closed(site:
     assert await _closed_within(reader, 1.0)
     assert site.limits.dropped["too many connections"] == 1
     for _, held_writer in [*held, (reader, writer)]:
-        held_writer.close()
+        await _close(held_writer)
 
 
 async def test_a_body_not_sent_in_time_gets_408(site: GuardedSite) -> None:
@@ -114,4 +122,4 @@ async def test_a_body_not_sent_in_time_gets_408(site: GuardedSite) -> None:
     await writer.drain()
     answer = await asyncio.wait_for(reader.read(1024), 5)
     assert answer.startswith(b"HTTP/1.1 408")
-    writer.close()
+    await _close(writer)

@@ -11,8 +11,16 @@ from bot.cli.compose import build_reader, load_settings
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     # Here, not at the top: the MCP SDK and uvicorn load only for this command.
-    from bot.mcp.run import MAX_CONNECTIONS, MAX_IN_FLIGHT, McpMisconfigured, limit_in_flight, require_token, security
-    from bot.mcp.server import build_server
+    from bot.mcp.run import (
+        MAX_CONNECTIONS,
+        MAX_IN_FLIGHT,
+        McpMisconfigured,
+        limit_in_flight,
+        parse_first,
+        require_token,
+        security,
+    )
+    from bot.mcp.server import MAX_REQUEST_BYTES, build_server
 
     overrides: dict[str, Any] = {"CASES_DIR": args.cases} if getattr(args, "cases", None) else {}
     settings = load_settings(overrides)
@@ -32,7 +40,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return 0
     import uvicorn
 
-    app: Any = limit_in_flight(server.streamable_http_app(), MAX_IN_FLIGHT)
+    app: Any = limit_in_flight(parse_first(server.streamable_http_app(), MAX_REQUEST_BYTES), MAX_IN_FLIGHT)
     if settings.mcp_token is not None:
         app = require_token(app, settings.mcp_token.get_secret_value())
     print(f"incident-bot MCP server on http://{settings.mcp_host}:{settings.mcp_port}/mcp", file=sys.stderr, flush=True)

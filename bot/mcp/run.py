@@ -113,3 +113,54 @@ def limit_in_flight(app: App, limit: int) -> App:
             in_flight -= 1
 
     return limited
+
+
+def parse_first(app: App, max_bytes: int) -> App:
+    """``app`` behind a JSON check of each POST body: a body the JSON parser refuses (a 5,000-digit number,
+    nesting deeper than Python recurses, not JSON at all) gets a JSON-RPC parse error (HTTP 400, code
+    -32700) instead of reaching the SDK, which answered 500 and logged a traceback; a body over
+    ``max_bytes`` gets 413. What passes is handed on as it came."""
+
+    async def checked(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > max_bytes:
+                await _answer(send, 413, {"error": f"request body over {max_bytes} bytes"})
+                return
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        try:
+            json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            error = {"code": -32700, "message": f"Parse error: {type(exc).__name__}"}
+            await _answer(send, 400, {"jsonrpc": "2.0", "id": None, "error": error})
+            return
+        replayed = False
+
+        async def replay() -> MutableMapping[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return checked
+
+
+async def _answer(send: Send, status: int, document: dict[str, Any]) -> None:
+    headers = [(b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(document).encode()})

@@ -98,6 +98,17 @@ def _query(value: str) -> str:
     return value
 
 
+def _whole_text(value: Any) -> Any:
+    """``value`` with lone surrogates in its strings (and in the lists and dicts it holds) replaced."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_whole_text(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _whole_text(item) for key, item in value.items()}
+    return value
+
+
 class _Server(FastMCP):
     """``FastMCP`` whose one case template answers ``.md`` URIs as Markdown (a template has one MIME type)."""
 
@@ -107,6 +118,8 @@ class _Server(FastMCP):
         for key, value in (arguments or {}).items():
             if key != "text" and isinstance(value, str) and len(value) > MAX_ARGUMENT:
                 raise ToolError(f"{name}: {key} is longer than {MAX_ARGUMENT} characters")
+        # A lone surrogate (valid JSON, "\ud800") is not text: it becomes U+FFFD, never an encoder's error.
+        arguments = {key: _whole_text(value) for key, value in (arguments or {}).items()}
         try:
             return await super().call_tool(name, arguments)
         except ToolError as exc:
