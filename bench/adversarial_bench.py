@@ -67,6 +67,21 @@ def shapes() -> dict[str, str]:
     }
 
 
+def _worst(matcher: Any, text: str, runs: int) -> tuple[float, float, bool]:
+    """The slowest of ``runs`` matches of ``text``, the slowest baseline line scan, and whether any match
+    hit the deadline."""
+    worst, base, timed_out = 0.0, 0.0, False
+    for _ in range(runs):
+        started = time.perf_counter()
+        result = matcher.match(text, clock=time.monotonic, deadline_s=DEADLINE)
+        worst = max(worst, time.perf_counter() - started)
+        timed_out = timed_out or result.timed_out
+        started = time.perf_counter()
+        _ = sum(1 for line in text.splitlines() if "error" in line)
+        base = max(base, time.perf_counter() - started)
+    return worst, base, timed_out
+
+
 def bench_shapes(runs: int) -> list[tuple[str, float, float, bool]]:
     from bot.library.case_store import load_library
     from bot.matching.matcher import Matcher
@@ -76,15 +91,7 @@ def bench_shapes(runs: int) -> list[tuple[str, float, float, bool]]:
     matcher = Matcher(library.cases, library.signatures, sets=library.sets)
     rows = []
     for name, text in shapes().items():
-        worst, base, timed_out = 0.0, 0.0, False
-        for _ in range(runs):
-            started = time.perf_counter()
-            result = matcher.match(text, clock=time.monotonic, deadline_s=DEADLINE)
-            worst = max(worst, time.perf_counter() - started)
-            timed_out = timed_out or result.timed_out
-            started = time.perf_counter()
-            _ = sum(1 for line in text.splitlines() if "error" in line)
-            base = max(base, time.perf_counter() - started)
+        worst, base, timed_out = _worst(matcher, text, runs)
         rows.append((name, worst, base, timed_out))
         print(f"  {name}: {worst:.2f} s", file=sys.stderr)
     rows.append(_slow_pattern(runs))
@@ -126,15 +133,7 @@ def _slow_pattern(runs: int) -> tuple[str, float, float, bool]:
     text = "FROBNICATOR HALTED unexpectedly\n" + "\n".join(
         "".join(rng.choice("ab") for _ in range(3000)) for _ in range(MB2 // 3001)
     )
-    worst, base, timed_out = 0.0, 0.0, False
-    for _ in range(runs):
-        started = time.perf_counter()
-        result = matcher.match(text, clock=time.monotonic, deadline_s=DEADLINE)
-        worst = max(worst, time.perf_counter() - started)
-        timed_out = timed_out or result.timed_out
-        started = time.perf_counter()
-        _ = sum(1 for line in text.splitlines() if "error" in line)
-        base = max(base, time.perf_counter() - started)
+    worst, base, timed_out = _worst(matcher, text, runs)
     print(f"  a slow pattern in a case file: {worst:.2f} s", file=sys.stderr)
     return "a slow pattern in a case file (`a[ab]{1000}[ab]{1000}c`), a/b lines", worst, base, timed_out
 

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import cached_property
+from functools import cache, cached_property
 
 from bot.app.nodes import NodeMemory
 from bot.library.ordinary import ordinary_text
@@ -147,9 +147,14 @@ class ExampleBook:
 
     def _weight(self, case_id: str, screen: Ordinary) -> Callable[[str], int]:
         """How many of a line's specific words (:meth:`Ordinary.specific`) the case's own text has."""
-        case = self.cases().get(case_id)
-        known = words(case_document(case)) if case is not None else set()
-        return lambda line: sum(1 for word in screen.specific(line) if word in known)
+        cases = self.cases()
+
+        @cache
+        def known() -> set[str]:  # read only when an answer falls back to its case text (rare)
+            case = cases.get(case_id)
+            return words(case_document(case)) if case is not None else set()
+
+        return lambda line: sum(1 for word in screen.specific(line) if word in known())
 
     def confirm(self, case_id: str, lines: Sequence[str], user_id: str, channel: str, reply_id: int) -> int:
         """Store what of ``lines`` is evidence for ``case_id`` (:meth:`evidence_for`: a value is ours, but the

@@ -210,18 +210,7 @@ def lines_to_keep(
     screened (:func:`refusal`) and capped (``LINES_KEPT`` lines of ``LINE_CHARS``). The paste's other
     lines, chat or another failure's errors, are never stored. Every host the paste names in a host
     position is redacted in all of them."""
-    evidence = [raw.strip() for raw in evidence_of(result, case_id, weight)]
-    hosts = hosts_in([*evidence, *result.lines]) | (
-        set(result.suspects.hosts) if result.suspects is not None else set()
-    )
-    kept: list[str] = []
-    for raw in evidence:
-        line = redact(raw, hosts)[:LINE_CHARS]
-        if line not in kept and refusal(line, ordinary) is None:
-            kept.append(line)
-        if len(kept) >= LINES_KEPT:
-            break
-    return kept
+    return _screened([raw.strip() for raw in evidence_of(result, case_id, weight)], result, ordinary)
 
 
 def paste_lines(result: MatchResult, ordinary: Ordinary) -> list[str]:
@@ -229,8 +218,15 @@ def paste_lines(result: MatchResult, ordinary: Ordinary) -> list[str]:
     redacted, screened and capped like an example's. A draft is read by a person before it is a case, so
     it may hold more than what proved an answer."""
     evidence = [ev.line for ev in result.best.evidence] if result.best is not None else []
-    candidates = [raw.strip() for raw in [*evidence, *result.lines]]
-    hosts = hosts_in(candidates) | (set(result.suspects.hosts) if result.suspects is not None else set())
+    return _screened([raw.strip() for raw in [*evidence, *result.lines]], result, ordinary)
+
+
+def _screened(candidates: list[str], result: MatchResult, ordinary: Ordinary) -> list[str]:
+    """``candidates`` redacted (every host the paste names in a host position, in all of them), screened
+    (:func:`refusal`), without repeats and capped (``LINES_KEPT`` lines of ``LINE_CHARS``)."""
+    hosts = hosts_in([*candidates, *result.lines]) | (
+        set(result.suspects.hosts) if result.suspects is not None else set()
+    )
     kept: list[str] = []
     for raw in candidates:
         line = redact(raw, hosts)[:LINE_CHARS]
