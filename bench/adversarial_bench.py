@@ -103,32 +103,36 @@ SLOW = "a[ab]{1000}[ab]{1000}c"  # RE2 accepts it; its DFA runs out of memory on
 
 def _slow_pattern(runs: int) -> tuple[str, float, float, bool]:
     """The review's M5 case file beside the bundled library: a hint and an ``also`` pattern that RE2 scans
-    slowly, and a 2 MiB paste of a/b lines after the decisive line (32 s before scans ran in blocks)."""
-    import shutil
-    import tempfile
+    slowly, and a 2 MiB paste of a/b lines after the decisive line (32 s before scans ran in blocks).
 
-    from bot.library.case_store import load_library
+    The loader now refuses that file (its patterns are timed over a probe text); the row measures the
+    second defence, the block-by-block deadline, with the file's signatures let in past the loader, as
+    they would be if a slow pattern escaped the probe."""
+    from bot.library.case_store import load_library, parse_case
     from bot.matching.matcher import Matcher
+    from bot.matching.signatures import compile_signature
+    from bot.model.case import Case
     from bot.ops.settings import BUNDLED_CASES
 
-    with tempfile.TemporaryDirectory() as tmp:
-        cases = Path(tmp) / "cases"
-        shutil.copytree(BUNDLED_CASES, cases)
-        data = json.loads((cases / "PUB-0035.json").read_text(encoding="utf-8"))
-        data["id"] = "PUB-0999"
-        data["signatures"] = [
-            {"kind": "regex", "pattern": SLOW, "strength": "supporting", "examples": ["a" + "ab" * 1000 + "c"]},
-            {
-                "kind": "exact",
-                "pattern": "FROBNICATOR HALTED unexpectedly",
-                "strength": "decisive",
-                "also": [SLOW],
-                "examples": ["FROBNICATOR HALTED unexpectedly"],
-            },
-        ]
-        (cases / "PUB-0999.json").write_text(json.dumps(data), encoding="utf-8")
-        library = load_library(cases)
-    matcher = Matcher(library.cases, library.signatures, sets=library.sets)
+    library = load_library(BUNDLED_CASES)
+    data = json.loads((BUNDLED_CASES / "PUB-0035.json").read_text(encoding="utf-8"))
+    data["id"] = "PUB-0999"
+    data["signatures"] = [
+        {"kind": "regex", "pattern": SLOW, "strength": "supporting", "examples": ["a" + "ab" * 1000 + "c"]},
+        {
+            "kind": "exact",
+            "pattern": "FROBNICATOR HALTED unexpectedly",
+            "strength": "decisive",
+            "also": [SLOW],
+            "examples": ["FROBNICATOR HALTED unexpectedly"],
+        },
+    ]
+    refused = [p.message for p in parse_case(json.dumps(data).encode(), "PUB-0999.json")[2] if p.severity == "error"]
+    print(f"  the loader on the slow-pattern file: {refused[0] if refused else 'accepted'}", file=sys.stderr)
+    case = Case.model_validate(data)
+    let_in = [compile_signature(case.id, n, signature) for n, signature in enumerate(case.signatures)]
+    cases = {**dict(library.cases.items()), case.id: case}
+    matcher = Matcher(cases, [*library.signatures, *let_in])
     rng = random.Random(7)
     text = "FROBNICATOR HALTED unexpectedly\n" + "\n".join(
         "".join(rng.choice("ab") for _ in range(3000)) for _ in range(MB2 // 3001)

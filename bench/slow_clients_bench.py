@@ -3,8 +3,10 @@
     .venv/bin/python -m bench.slow_clients_bench [--slow 1000] [--seconds 20]
 
 A listener runs in a child process whose file limit is 1,024 (``RLIMIT_NOFILE``), serving ``GET /healthz``:
-once behind the bot's guard (``bot.slack.guard.GuardedSite``, as ``incident-bot run`` listens), once as
-plain aiohttp (``web.TCPSite``, what the bot used before), in the same run. ``--slow`` clients connect and
+the Slack listener behind the bot's guard (``bot.slack.guard.GuardedSite``, as ``incident-bot run``
+listens) and as plain aiohttp (``web.TCPSite``, what the bot used before); the MCP listener as uvicorn with
+the bot's protocol (``bot.mcp.connections``, as ``incident-bot mcp --http`` listens) and as uvicorn with
+only its keep-alive and concurrency settings (before); all four in the same run. ``--slow`` clients connect and
 send a request's first line and then one header byte a second, never finishing their headers (slowloris);
 meanwhile a real client sends ``GET /healthz`` every 50 ms on a new connection and records how long each
 takes (a failure to connect or an error counts as the timeout, 5 s). Reported: p50, p95, max and failures.
@@ -39,7 +41,34 @@ async def main():
     await asyncio.Event().wait()
 asyncio.run(main())
 """
+MCP_CHILD = r"""
+import asyncio, resource, socket, sys
+import uvicorn
+from bot.mcp.connections import guarded_h11
+from bot.mcp.run import MAX_CONNECTIONS
+resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+async def healthz(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+sock = socket.socket()
+sock.bind(("127.0.0.1", 0))
+print(sock.getsockname()[1], flush=True)
+options = {"limit_concurrency": MAX_CONNECTIONS}
+if sys.argv[1] == "guard":
+    options = {"http": guarded_h11(MAX_CONNECTIONS)[0], "limit_concurrency": MAX_CONNECTIONS + 1}
+config = uvicorn.Config(healthz, lifespan="off", log_level="error", timeout_keep_alive=5, **options)
+asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+"""
 TIMEOUT = 5.0
+LISTENERS = {
+    # name: (child script, its argument)
+    "Slack, guarded (bot)": (CHILD, "guard"),
+    "Slack, plain aiohttp": (CHILD, "plain"),
+    "MCP, guarded (bot)": (MCP_CHILD, "guard"),
+    "MCP, plain uvicorn": (MCP_CHILD, "plain"),
+}
 
 
 async def _slow(port: int, stop: asyncio.Event) -> None:
@@ -92,9 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     args = parser.parse_args(argv)
     print(f"{'listener':22} {'requests':>8} {'p50':>8} {'p95':>8} {'max':>8} {'failed':>7}")
-    for mode in ("guard", "plain"):
+    for name, (script, mode) in LISTENERS.items():
         child = subprocess.Popen(
-            [sys.executable, "-c", CHILD, mode], stdout=subprocess.PIPE, text=True, env={**os.environ}
+            [sys.executable, "-c", script, mode], stdout=subprocess.PIPE, text=True, env={**os.environ}
         )
         try:
             assert child.stdout is not None
@@ -106,7 +135,6 @@ def main(argv: list[str] | None = None) -> int:
         ordered = sorted(times)
         p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
         failed = sum(1 for t in times if t >= TIMEOUT)
-        name = "guarded (the bot)" if mode == "guard" else "plain aiohttp"
         print(
             f"{name:22} {len(times):>8} {statistics.median(times):>7.3f}s {p95:>7.3f}s {max(times):>7.3f}s {failed:>7}"
         )

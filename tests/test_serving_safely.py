@@ -16,6 +16,7 @@ from bot.library.case_store import load_library
 from bot.library.drafts import draft_problems
 from bot.matching.signatures import MAX_NEGATIVE_HITS
 from bot.ops.clock import fixed
+from bot.ops.settings import BUNDLED_CASES
 from bot.storage import Storage
 from bot.storage.memory import MemoryStorage
 
@@ -139,32 +140,129 @@ def test_blocks_cover_the_text_and_end_at_line_breaks() -> None:
     assert text_blocks("") == [(0, 0)] and text_blocks("no newline") == [(0, 10)]
 
 
-@pytest.mark.timing
-def test_a_slow_pattern_cannot_hold_a_paste_past_the_deadline(tmp_path: Path) -> None:
-    """The review's M5: a hint and an `also` pattern RE2 accepts but scans slowly (its DFA runs out of
-    memory on a/b text) took 32 s on a 2 MiB paste against the 2 s deadline. Scanned block by block with a
-    deadline check between blocks, the match stops near the deadline (bound for a loaded 2-core machine)."""
-    import random
-    import time
+SLOW = "a[ab]{1000}[ab]{1000}c"  # the review's M5 pattern: RE2 accepts it, its DFA runs out of memory on a/b text
 
-    cases = copy_bundled_cases(tmp_path, "PUB-0035", "IL-0414")
-    slow = "a[ab]{1000}[ab]{1000}c"
+
+def _slow_case(cases: Path) -> None:
     _case(
         cases,
         "PUB-0999",
         [
-            {"kind": "regex", "pattern": slow, "strength": "supporting", "examples": ["a" + "ab" * 1000 + "c"]},
+            {"kind": "regex", "pattern": SLOW, "strength": "supporting", "examples": ["a" + "ab" * 1000 + "c"]},
             {
                 "kind": "exact",
                 "pattern": "FROBNICATOR HALTED unexpectedly",
                 "strength": "decisive",
-                "also": [slow],
+                "also": [SLOW],
                 "examples": ["FROBNICATOR HALTED unexpectedly"],
             },
         ],
     )
+
+
+@pytest.mark.timing
+def test_the_loader_refuses_a_pattern_that_cannot_scan_a_paste_in_time(tmp_path: Path) -> None:
+    """The review's M5, at load time: the signature and the ``also`` pattern are each timed over a probe
+    text and refused, naming the field and the extrapolated time (about 10 s here against 0.25 s)."""
+    cases = copy_bundled_cases(tmp_path, "PUB-0035")
+    _slow_case(cases)
     library = load_library(cases)
-    assert "PUB-0999" in library.cases
+    assert "PUB-0999" not in library.cases and "PUB-0035" in library.cases
+    said = {p.field: p.message for p in library.problems if "PUB-0999" in p.path}
+    assert set(said) == {"signatures[0].pattern", "signatures[1].also[0]"}, said
+    assert all("to scan a 2 MiB paste, over the 0.25 s a pattern may take" in m for m in said.values())
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        ".{0,200}x.{0,100}y",  # looks ordinary; 10 s on 2 MiB of printable text
+        "a" + "(a|b)" * 20 + "c",  # no repetition at all, and about 1 s
+        r"\d{1,1000}\.\d{1000}x",
+    ],
+)
+def test_the_draft_form_refuses_a_slow_pattern(pattern: str) -> None:
+    fields = {"title_en": "x", "summary_en": "y", "signatures": f"re:{pattern}"}
+    assert any("to scan a 2 MiB paste" in p.message for p in draft_problems(fields)), draft_problems(fields)
+
+
+def test_the_probe_text_is_made_of_the_pattern_and_never_holds_nul() -> None:
+    """The probe is drawn from the pattern (its near-misses are what slows a DFA down), the same for the
+    same pattern, and free of NUL (the timed program ends in one, so a scan never stops at a match)."""
+    from bot.library.pattern_cost import PROBE_BYTES, probe_text
+
+    text = probe_text(SLOW)
+    assert text == probe_text(SLOW) and len(text) <= PROBE_BYTES
+    assert set(text) <= set("abc\n") and text.count("a") > PROBE_BYTES // 3
+    for pattern in (r"foo\x00{30}bar", r"[^x]{40}y", r"(?i)\bxid[ :=#]{0,3}\d{2,3}\b"):
+        assert "\x00" not in probe_text(pattern)
+    assert probe_text("^$") and probe_text("(?:)") != SLOW  # empty samples end, never loop
+
+
+def test_samples_drawn_from_a_pattern_match_it() -> None:
+    """Every bundled regex (but two whose word boundaries the sampler does not place) matches the
+    strings drawn from it: the probe is made of what the pattern reads."""
+    import random
+
+    import re2
+
+    from bot.library.pattern_cost import _Reader, _sample
+    from bot.matching.signatures import re2_options
+
+    library = load_library(BUNDLED_CASES)
+    patterns = {(s.pattern, s.ignore_case) for s in library.signatures if s.is_regex}
+    patterns |= {(p, False) for s in library.signatures for p in s.also}
+    missed = []
+    for pattern, ignore_case in sorted(patterns):
+        rng = random.Random(1)
+        tree = _Reader(pattern).read()
+        program = re2.compile(pattern, re2_options(ignore_case))
+        for _ in range(10):
+            out: list[str] = []
+            _sample(tree, rng, out, [4096])
+            if program.search("".join(out)) is None:
+                missed.append(pattern)
+                break
+    assert len(patterns) > 100 and len(missed) <= 2, missed
+
+
+def test_the_cost_is_the_fastest_scan_extrapolated_to_a_paste() -> None:
+    """With a clock that advances a fixed step per reading, a scan of the probe measures one step, scaled
+    from the probe's size to 2 MiB. A scan well inside the budget is not repeated; one near or over it
+    is repeated three times (the fastest counts: a busy machine must not refuse a good pattern)."""
+    from bot.library.pattern_cost import PASTE_BYTES, probe_text, scan_seconds
+
+    pattern = "Xid \\(PCI:[0-9a-f:.]{4,16}\\): 79"
+    scale = PASTE_BYTES / len(probe_text(pattern))
+    for step, readings in ((0.0005, 2), (0.01, 6)):
+        ticks = iter(range(1000))
+        seconds = scan_seconds(pattern, clock=lambda step=step, ticks=ticks: next(ticks) * step)
+        assert seconds == pytest.approx(step * scale)
+        assert next(ticks) == readings
+
+
+@pytest.mark.timing
+def test_a_slow_pattern_cannot_hold_a_paste_past_the_deadline(tmp_path: Path) -> None:
+    """The second defence, for a slow pattern the probe would miss: a hint and an ``also`` pattern RE2
+    scans slowly took 32 s on a 2 MiB paste against the 2 s deadline. Let in past the loader and scanned
+    block by block with a deadline check between blocks, the match stops near the deadline (bound for a
+    loaded 2-core machine)."""
+    import random
+    import time
+
+    from bot.library.case_store import CaseLibrary
+    from bot.matching.signatures import compile_signature
+    from bot.model.case import Case
+
+    cases = copy_bundled_cases(tmp_path, "PUB-0035", "IL-0414")
+    _slow_case(cases)
+    slow = Case.model_validate_json((cases / "PUB-0999.json").read_text(encoding="utf-8"))
+    (cases / "PUB-0999.json").unlink()
+    loaded = load_library(cases)
+    let_in = [compile_signature(slow.id, n, signature) for n, signature in enumerate(slow.signatures)]
+    whole = {case_id: loaded.cases[case_id] for case_id in loaded.cases}
+    library = CaseLibrary(cases={**whole, slow.id: slow}, signatures=[*loaded.signatures, *let_in])
     rng = random.Random(0)
     rows = ("".join(rng.choice("ab") for _ in range(3000)) for _ in range(690))
     paste = "FROBNICATOR HALTED unexpectedly\n" + "\n".join(rows)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, cast
 
 from bot.cli.compose import build_reader, load_settings
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     # Here, not at the top: the MCP SDK and uvicorn load only for this command.
+    from bot.mcp.connections import guarded_h11
     from bot.mcp.run import (
         MAX_CONNECTIONS,
         MAX_IN_FLIGHT,
@@ -44,13 +45,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if settings.mcp_token is not None:
         app = require_token(app, settings.mcp_token.get_secret_value())
     print(f"incident-bot MCP server on http://{settings.mcp_host}:{settings.mcp_port}/mcp", file=sys.stderr, flush=True)
-    # Slow clients: idle keep-alive connections close after 5 s; past MAX_CONNECTIONS uvicorn answers 503.
+    # Slow clients: headers are due within 10 s and bodies within 10 s, idle keep-alive connections close
+    # after 5 s, at most MAX_CONNECTIONS are open (bot.mcp.connections); past as many tasks uvicorn
+    # answers 503.
+    protocol, _ = guarded_h11(MAX_CONNECTIONS)
     uvicorn.run(
         app,
         host=settings.mcp_host,
         port=settings.mcp_port,
         log_level="warning",
+        http=cast(Any, protocol),
         timeout_keep_alive=5,
-        limit_concurrency=MAX_CONNECTIONS,
+        limit_concurrency=MAX_CONNECTIONS + 1,  # the guard caps connections; this bounds tasks
     )
     return 0

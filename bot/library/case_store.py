@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from bot.library.lazy import LazyCases
 from bot.library.ordinary import ordinary_text
+from bot.library.pattern_cost import slow_patterns
 from bot.matching.patterns import shape_of
 from bot.matching.signatures import (
     CompiledSignature,
@@ -209,6 +210,8 @@ def parse_case(raw: bytes, path: str) -> tuple[Case | None, list[CompiledSignatu
                 problems.append(
                     Problem(path, f"signatures[{index}].examples[{number}]", "the signature does not hit it")
                 )
+    if not problems:  # timed only once everything else holds (a probe costs milliseconds)
+        problems = [Problem(path, where, message) for where, message in slow_patterns(case)]
     if problems:
         return None, [], problems
     return case, compiled, quality_warnings(case, path)

@@ -4,6 +4,7 @@ constant time) and ``MCP_ALLOWED_HOSTS``; the SDK's DNS-rebinding protection che
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
@@ -12,6 +13,7 @@ from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 
+from bot.ops.connections import BODY_SECONDS
 from bot.ops.settings import Settings
 
 Scope = MutableMapping[str, Any]
@@ -87,7 +89,7 @@ def require_token(app: App, token: str) -> App:
 
 
 MAX_IN_FLIGHT = 16  # HTTP requests being read or answered at once (each may hold a 4 MiB body)
-MAX_CONNECTIONS = 256  # open connections and tasks before uvicorn answers 503
+MAX_CONNECTIONS = 256  # open connections (bot.mcp.connections), and tasks before uvicorn answers 503
 
 
 def limit_in_flight(app: App, limit: int) -> App:
@@ -115,11 +117,12 @@ def limit_in_flight(app: App, limit: int) -> App:
     return limited
 
 
-def parse_first(app: App, max_bytes: int) -> App:
+def parse_first(app: App, max_bytes: int, body_seconds: float = BODY_SECONDS) -> App:
     """``app`` behind a JSON check of each POST body: a body the JSON parser refuses (a 5,000-digit number,
     nesting deeper than Python recurses, not JSON at all) gets a JSON-RPC parse error (HTTP 400, code
     -32700) instead of reaching the SDK, which answered 500 and logged a traceback; a body over
-    ``max_bytes`` gets 413. What passes is handed on as it came."""
+    ``max_bytes`` gets 413; a body not received whole within ``body_seconds`` gets 408. What passes is
+    handed on as it came."""
 
     async def checked(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
@@ -127,8 +130,14 @@ def parse_first(app: App, max_bytes: int) -> App:
             return
         chunks: list[bytes] = []
         size = 0
+        loop = asyncio.get_running_loop()
+        due = loop.time() + body_seconds
         while True:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(due - loop.time(), 0.0))
+            except TimeoutError:
+                await _answer(send, 408, {"error": f"request body not received within {body_seconds:g} s"})
+                return
             if message["type"] != "http.request":
                 return  # the client went away
             chunk = message.get("body", b"")

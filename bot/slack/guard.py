@@ -12,45 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
 from aiohttp import web
 
+from bot.ops.connections import BODY_SECONDS, HEADER_SECONDS, MAX_CONNECTIONS, Limits
+
 log = logging.getLogger("incident_bot.http")
 
-HEADER_SECONDS = 10.0
-BODY_SECONDS = 10.0
 KEEPALIVE_SECONDS = 15.0
-MAX_CONNECTIONS = 512
 _HEADERS_END = b"\r\n\r\n"
 _HEADERS_SEEN = 16 << 10  # bytes of a first request's head looked through for its end
-_LOG_EVERY = 60.0
-
-
-class _Limits:
-    """The listener's open connections and the last time each condition was logged."""
-
-    def __init__(self, max_connections: int, header_seconds: float) -> None:
-        self.max_connections = max_connections
-        self.header_seconds = header_seconds
-        self.open = 0
-        self.waiting: dict[_Guarded, asyncio.BaseTransport] = {}  # no headers yet, oldest first
-        self._logged: dict[str, float] = {}
-        self.dropped: dict[str, int] = {"too many connections": 0, "headers too slow": 0, "made room": 0}
-
-    def note(self, condition: str) -> None:
-        self.dropped[condition] += 1
-        now = time.monotonic()
-        if now - self._logged.get(condition, -_LOG_EVERY) >= _LOG_EVERY:
-            self._logged[condition] = now
-            log.warning("http: connection closed: %s (%d so far)", condition, self.dropped[condition])
 
 
 class _Guarded(asyncio.Protocol):
     """aiohttp's request handler behind a connection cap and a deadline for the first request's headers."""
 
-    def __init__(self, inner: Any, limits: _Limits) -> None:
+    def __init__(self, inner: Any, limits: Limits) -> None:
         self._inner = inner
         self._limits = limits
         self._head = b""
@@ -61,12 +39,7 @@ class _Guarded(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         limits = self._limits
-        if limits.open >= limits.max_connections and limits.waiting:
-            oldest = next(iter(limits.waiting))
-            limits.note("made room")
-            oldest.drop()  # the slowest client makes room
-        if limits.open >= limits.max_connections:
-            limits.note("too many connections")
+        if not limits.admit():
             transport.close()
             return
         limits.open += 1
@@ -138,7 +111,7 @@ class GuardedSite(web.TCPSite):
         header_seconds: float = HEADER_SECONDS,
     ) -> None:
         super().__init__(runner, host, port)
-        self.limits = _Limits(max_connections, header_seconds)
+        self.limits = Limits(max_connections, header_seconds, log)
 
     async def start(self) -> None:
         await web.BaseSite.start(self)
