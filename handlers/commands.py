@@ -56,7 +56,7 @@ def register(app: AsyncApp, services: Services, locales: LocaleCache) -> None:
                 reply_id = await services.pools.io(services.incident.record_reply, user_id, "", "", reply, "command")
             value = share_value(text, reply_id)
             if value is not None:
-                reply = with_share_button(reply, value)
+                reply = with_share_button(reply, value, langs[0])
         # Turning automatic replies on or off is told to the whole channel: who did it, and how to undo it.
         announce = verb == "auto" and rest.strip().lower() in {"on", "off"} and bool(channel_id)
         await send_via_response_url(services, respond, reply, channel=channel_id, user=user_id, in_channel=announce)

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from bot.model.excerpt import HEAD_SHARE, Excerpt, ExcerptBuilder
+from bot.replies.catalog import both_langs
 
 log = logging.getLogger(__name__)
 
@@ -149,17 +150,14 @@ async def download_file(
             return _text_only(await _stream(client, url, headers, max_bytes, max_file_bytes))
     except httpx.HTTPError as error:
         log.warning("file download failed: %s", type(error).__name__)
-        raise FileDownloadError("The file could not be downloaded from Slack.") from error
+        raise FileDownloadError(both_langs("file.download_failed")) from error
 
 
 def _check(response: httpx.Response, wanted: tuple[int, ...] = (200,)) -> None:
     if response.status_code not in wanted:
-        raise FileDownloadError(f"Slack answered HTTP {response.status_code} for the file.")
+        raise FileDownloadError(both_langs("file.http", status=response.status_code))
     if response.headers.get("content-type", "").lower().startswith("text/html"):
-        raise FileDownloadError(
-            "Slack sent a login page instead of the file: the bot token is missing the "
-            "files:read scope or cannot see this conversation."
-        )
+        raise FileDownloadError(both_langs("file.login_page"))
 
 
 async def _stream(

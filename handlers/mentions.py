@@ -17,6 +17,7 @@ from bot.model.case import Lang
 from bot.model.excerpt import Excerpt
 from bot.model.results import Reply
 from bot.ops.settings import Settings
+from bot.replies.catalog import both_langs
 from bot.replies.mrkdwn import unescape_mrkdwn
 from bot.replies.render import message_reply
 from handlers.common import LocaleCache, busy_reply, matched, user_langs
@@ -87,10 +88,10 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         messages: list[dict[str, Any]] = response.get("messages") or []
         parent = await paste_from_message(messages[0], client, settings) if messages else None
         if parent is None and not own_text:
-            return message_reply("I could not read the first message of this thread.")
+            return message_reply(both_langs("paste.thread_unreadable"))
         paste = _with_own_text(parent or Paste("", slack_encoded=True), own_text)
         if not paste.data:
-            return message_reply(paste.error or "The first message of this thread has nothing to match.")
+            return message_reply(paste.error or both_langs("paste.thread_empty"))
         return await _match(paste, langs, Where(channel, thread_ts))
 
     async def _match(paste: Paste, langs: tuple[Lang, ...], where: Where) -> Reply:

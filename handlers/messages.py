@@ -23,6 +23,7 @@ from bot.app.services import Services
 from bot.model.excerpt import Excerpt
 from bot.model.results import Reply
 from bot.ops.settings import Settings
+from bot.replies.catalog import both_langs
 from bot.replies.render import message_reply
 from handlers.common import LocaleCache, busy_reply, matched, user_langs
 from handlers.files import FileDownloadError, download_file, download_url, is_text_file
@@ -56,14 +57,8 @@ def is_ignored(event: Mapping[str, Any], bot_user_id: str | None) -> bool:
 
 
 # Said before the reader's language is known: both languages.
-NOT_TEXT = (
-    "Only text files and snippets can be matched; paste the log, or share it as a text file."
-    " / 텍스트 파일과 스니펫만 대조할 수 있습니다. 로그를 붙여 넣거나 텍스트 파일로 공유해 주세요."
-)
-EXTERNAL = (
-    "Files kept outside Slack (Google Drive, Dropbox, ...) can't be fetched; share the log as a Slack file."
-    " / Slack 밖(Google Drive, Dropbox 등)에 있는 파일은 가져올 수 없습니다. 로그를 Slack 파일로 공유해 주세요."
-)
+NOT_TEXT = both_langs("paste.not_text")
+EXTERNAL = both_langs("paste.external")
 
 
 async def paste_from_message(message: Mapping[str, Any], client: AsyncWebClient, settings: Settings) -> Paste | None:
@@ -81,7 +76,7 @@ async def paste_from_message(message: Mapping[str, Any], client: AsyncWebClient,
             file = await _complete(listed, client)
         except SlackApiError as problem:
             log.info("files.info failed for a shared file: %s", problem.response.get("error"))
-            error = "The shared file could not be looked up in Slack (files.info)."
+            error = both_langs("paste.lookup_failed")
             continue
         if file.get("is_external"):
             error = error or EXTERNAL
@@ -193,7 +188,7 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         if paste is None:
             reply = await services.pools.io(services.incident.command, "help", user_id=user_id, langs=langs)
         elif not paste.data:
-            reply = message_reply(paste.error or "Nothing to match.")
+            reply = message_reply(paste.error or both_langs("paste.nothing"))
         elif isinstance(paste.data, Excerpt):
             result = await matched(services, True, services.incident.match, paste.data, slack_encoded=False)
             where = Where(channel, str(event["ts"]))

@@ -10,6 +10,7 @@ from bot.app.services import Services
 from bot.model.case import Lang
 from bot.model.results import Button, Reply
 from bot.replies.buttons import with_buttons
+from bot.replies.catalog import both_langs, text
 from bot.replies.seal import SEAL_CHARS
 
 SHARE_ACTION_ID = "share_in_channel"
@@ -31,13 +32,13 @@ def share_value(text: str, reply_id: int | None) -> str | None:
     return f"r:{reply_id}" if reply_id is not None else None
 
 
-def with_share_button(reply: Reply, value: str) -> Reply:
-    """``reply`` with the Share button first in its actions block, kept within 50 blocks."""
-    share = Button(action_id=SHARE_ACTION_ID, text="Share in channel", value=value)
+def with_share_button(reply: Reply, value: str, lang: Lang = "en") -> Reply:
+    """``reply`` with the Share button (in ``lang``) first in its actions block, kept within 50 blocks."""
+    share = Button(action_id=SHARE_ACTION_ID, text=text("share.button", lang), value=value)
     return with_buttons(reply, [share], first=True)
 
 
-SHARE_REFUSED = "This answer can no longer be shared; run /incident again."
+SHARE_REFUSED = both_langs("share.refused")
 
 
 def regenerate(

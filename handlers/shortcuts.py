@@ -13,6 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app.nodes import Where
 from bot.app.services import Services
 from bot.ops.settings import Settings
+from bot.replies.catalog import both_langs
 from bot.replies.render import message_reply
 from handlers.common import LocaleCache, busy_reply, matched, send_via_response_url, user_langs
 from handlers.messages import paste_from_message, post_reply
@@ -35,7 +36,7 @@ def register(app: AsyncApp, services: Services, settings: Settings, locales: Loc
         langs = await user_langs(services, locales, client, user_id or None)
         paste = await paste_from_message(message, client, settings)
         if paste is None or not paste.data:
-            note = (paste.error if paste else None) or "This message has no text or text file to match."
+            note = (paste.error if paste else None) or both_langs("paste.message_empty")
             await send_via_response_url(services, respond, message_reply(note), channel=channel, user=user_id)
             return
         result = await matched(services, True, services.incident.match, paste.data, slack_encoded=paste.slack_encoded)

@@ -30,11 +30,12 @@ def _case(case_id: str, **extra: Any) -> dict[str, Any]:
                 "stage": "confirm",
                 "text": {"en": "Look.", "ko": "본다."},
                 "command": "ssh {node} true",
-                "assumes": {"en": "ssh access to the node", "ko": "노드에 ssh 로 접속할 수 있다"},
+                "assumes": {"en": "ssh access to the node", "ko": "노드에 ssh로 접속할 수 있다"},
             },
             {"stage": "verify", "text": {"en": "Check.", "ko": "확인한다."}},
         ],
         "gist": {"en": "It broke.", "ko": "고장 났다."},
+        "severity": "node",
     }
     data.update(extra)
     return data

@@ -112,9 +112,11 @@ def test_a_two_line_ecc_paste_gets_the_verdict_the_line_and_a_filled_drain_first
     reply, fills = first_reply(paste.encode())
     lines = visible(reply)
     assert fills["node"] == "gpu-a17"
-    assert lines[0].startswith("🔴 *IL-04")  # the verdict first
-    assert lines[2].startswith("> Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid")  # the line, once, in words
-    assert "line 1 · Xid 48: uncorrectable double-bit ECC error" in lines[3]
+    # Line 1 names the failure in words, then the case and how sure; the title comes after, in small type.
+    assert lines[0].startswith("🔴 *Xid 48: uncorrectable double-bit ECC error")
+    assert "· IL-0414 — _exact match_" in lines[0]
+    assert lines[2].startswith("> Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid")  # the line, once
+    assert lines[3].startswith("_line 1_")  # what it means is already line 1
     assert not any("\\(" in line or "[0-9" in line for line in lines)  # never a regular expression
     assert any("Failed on gpu-a17" in line for line in lines)
     do_now = lines.index(next(line for line in lines if line.startswith("*Do now")))
@@ -145,7 +147,8 @@ def test_a_korean_reader_gets_korean_first_with_the_english_under_it() -> None:
     reply = match_reply(result, cases, ("ko", "en"), explicit=True)
     sections = [b["text"]["text"] for b in reply.blocks if b["type"] == "section"]
     contexts = [e["text"] for b in reply.blocks if b["type"] == "context" for e in b["elements"]]
-    assert "번째 줄" in sections[1] and "정정 불가능한 ECC 오류를 알리는" in sections[1]
+    assert "정정 불가능한 ECC 오류를 알리는" in sections[0]  # line 1: the failure, in Korean
+    assert "번째 줄" in sections[1]
     assert any(note in text for text in contexts)  # the English note, in small type
     do_now = next(text for text in sections if text.startswith("*지금 할 일"))
     assert "Do now" not in do_now and all(" · _" not in line for line in do_now.splitlines())
@@ -180,16 +183,17 @@ def test_several_failing_hosts_fill_a_list_only_where_slurm_takes_one() -> None:
     assert fill_command("srun -w {node} -N1 -n1 sh -c 'ulimit -l'", hosts).startswith("srun -w dgx-040 -N1")
     assert fill_command("scontrol reboot ASAP nextstate=DOWN {node}", hosts).endswith(" dgx-040")
     with_gpu = {**hosts, "gpu": "3", "pci": "0000:3b:00.0"}
-    assert fill_command("ssh {node} nvidia-smi -r -i {gpu}", with_gpu) == "ssh dgx-040 nvidia-smi -r -i {gpu}"
+    # With several hosts a GPU may be any host's: the reader writes it (shown as what to write there).
+    assert fill_command("ssh {node} nvidia-smi -r -i {pci}", with_gpu) == "ssh dgx-040 nvidia-smi -r -i PCI"
 
 
-def test_filled_values_are_shell_quoted_and_unsafe_ones_left_as_placeholders() -> None:
+def test_filled_values_are_shell_quoted_and_unsafe_ones_shown_as_what_to_write() -> None:
     template = "scontrol update nodename={node} state=drain reason=xid; ssh {node} nvidia-smi -i {gpu}"
     assert fill_command(template, {"node": "gpu-a17", "gpu": "3"}) == (
         "scontrol update nodename=gpu-a17 state=drain reason=xid; ssh gpu-a17 nvidia-smi -i 3"
     )
     hostile = fill_command(template, {"node": "a;rm -rf /", "gpu": "$(reboot)"})
-    assert hostile == template
+    assert hostile == "scontrol update nodename=NODE state=drain reason=xid; ssh NODE nvidia-smi -i GPU"
     assert fill_command("ssh {node} true", {"node": "n-1:2"}) == "ssh n-1:2 true"
 
 
@@ -273,8 +277,8 @@ def test_unsafe_commands_are_errors(tmp_path: Path, steps: list[dict[str, Any]],
 def test_a_reset_after_a_drain_and_a_jobs_left_check_is_accepted(tmp_path: Path) -> None:
     runbook = [
         _step("scontrol update nodename={node} state=drain reason=xid", "contain"),
-        _step("squeue -w {node} -h", "contain"),
-        _step("ssh {node} nvidia-smi -r -i {gpu}"),
+        _step('[ "$(sinfo -h -n {node} -o %T)" = drained ] && echo empty', "contain"),
+        _step("ssh {node} nvidia-smi -r -i {pci}"),
         _step("srun --jobid={job} --overlap -w {node} nvidia-smi", "verify"),
     ]
     problems = _planted(tmp_path, {"runbook": runbook})

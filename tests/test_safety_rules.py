@@ -28,7 +28,7 @@ def step(command: str, stage: str = "fix", assumes: dict[str, str] | None = BOTH
 
 
 DRAIN = step("scontrol update nodename={node} state=drain reason=xid", "contain")
-EMPTY = step("squeue -w {node} -h", "contain")
+EMPTY = step('[ "$(sinfo -h -n {node} -o %T)" = drained ] && echo empty', "contain")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,10 @@ class Planted:
 
 RESET = step("ssh {node} nvidia-smi -r -i {pci}")
 FABRIC = step("ssh {node} sudo systemctl restart nvidia-fabricmanager")
+RUNTIME = step("ssh {node} 'sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker'")
+DIAG = step("ssh {node} dcgmi diag -r 3")
+COPY = step("cp -a /ckpt/global_step900 /ckpt/global_step900.shrink", "contain")
+SHRINK = step("python torch-checkpoint-shrink.py --checkpoint_dir /ckpt/global_step900.shrink")
 EXAMPLES: dict[str, Planted] = {
     "gpu-reset": Planted(
         violation=[RESET],
@@ -69,6 +73,45 @@ EXAMPLES: dict[str, Planted] = {
     "srun-into-job": Planted(
         violation=[step("srun --jobid={job} -w {node} df -h /dev/shm")],
         compliant=[step("srun --jobid={job} --overlap -w {node} df -h /dev/shm")],
+    ),
+    "reset-aim": Planted(
+        violation=[step("ssh {node} sudo nvidia-smi -r -i {gpu}")],
+        compliant=[step("ssh {node} sudo nvidia-smi -r -i {pci}")],
+    ),
+    "fail-open": Planted(
+        violation=[step("squeue -w {node} -h | grep . || ssh {node} dcgmi diag -r 3")],
+        compliant=[step("squeue -w {node} -h | grep . || echo 'no job seen'")],
+    ),
+    "runtime-restart": Planted(
+        violation=[RUNTIME],
+        compliant=[DRAIN, EMPTY, RUNTIME],
+        wrong_order=[DRAIN, RUNTIME, EMPTY],
+    ),
+    "gpu-test": Planted(
+        violation=[DIAG],
+        compliant=[DRAIN, EMPTY, DIAG],
+        wrong_order=[DIAG, DRAIN, EMPTY],
+    ),
+    "outside-scheduler": Planted(
+        violation=[step("mpirun -np 16 -H {node}:8,gpu-b02:8 all_reduce_perf -b 8M -e 1G -f 2 -g 1")],
+        compliant=[step("srun --reservation=nccltest -w {node},gpu-b02 -N2 --ntasks-per-node=8 all_reduce_perf -b 8M")],
+    ),
+    "in-place-rewrite": Planted(
+        violation=[SHRINK],
+        compliant=[COPY, SHRINK],
+        wrong_order=[SHRINK, COPY],
+    ),
+    "unpinned-pip": Planted(
+        violation=[step("pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128")],
+        compliant=[step("pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu128")],
+    ),
+    "dmesg-sudo": Planted(
+        violation=[step("ssh {node} \"dmesg -T | grep 'NVRM: Xid' | tail -n 5\"")],
+        compliant=[step("ssh {node} \"sudo dmesg -T | grep 'NVRM: Xid' | tail -n 5\"")],
+    ),
+    "debug-profile": Planted(
+        violation=[step("kubectl debug node/{node} -it --image=ubuntu -- chroot /host nvidia-smi -q")],
+        compliant=[step("kubectl debug node/{node} -it --profile=sysadmin --image=ubuntu -- chroot /host nvidia-smi")],
     ),
     "rm-rf": Planted(
         violation=[step("ssh {node} rm -rf /tmp/nccl-debug")],
@@ -199,7 +242,7 @@ def test_what_a_rule_says_assumes_must_mention_is_checked_in_each_language(
         )
         for lang in missing
     ]
-    assert warnings_of([step("squeue -w {node} -h"), step(REBOOT, assumes=assumes)]) == expected
+    assert warnings_of([step("sinfo -h -n {node} -o %T"), step(REBOOT, assumes=assumes)]) == expected
 
 
 def test_only_the_rule_whose_command_matches_asks_for_its_words() -> None:
@@ -225,7 +268,90 @@ def test_an_earlier_steps_text_satisfies_a_later_command_and_assumes_is_the_comm
         "stage": "contain",
         "text": {"en": "Drain it: scontrol update nodename={node} state=drain", "ko": "drain"},
     }
-    jobs_in_text = {"stage": "contain", "text": {"en": "Check: squeue -w {node}", "ko": "확인"}}
+    jobs_left = 'Check: [ "$(sinfo -h -n {node} -o %T)" = drained ]'
+    jobs_in_text = {"stage": "contain", "text": {"en": jobs_left, "ko": "확인"}}
     assert errors_of(SAFETY[0], [drain_in_text, jobs_in_text, RESET]) == []
     reboot_text = {"stage": "fix", "text": {"en": "Then scontrol reboot ASAP nextstate=resume {node}", "ko": "재부팅"}}
     assert safety_problems(case_with([reboot_text]), "x.json") == []  # no command: nothing to assume
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "squeue -w {node} -h | grep . || ssh {node} sudo nvidia-smi -r -i {pci}",
+        "squeue -w {node} -h | grep -q . || sudo systemctl restart docker",
+        "pgrep -f train.py || scontrol reboot ASAP nextstate=resume {node}",
+        'test -z "$(squeue -h -w {node})" || true; squeue -h -w {node} || kubectl drain {node}',
+    ],
+)
+def test_every_fail_open_fallback_to_a_disturbing_command_is_refused(command: str) -> None:
+    (rule,) = [r for r in SAFETY if r.name == "fail-open"]
+    assert errors_of(rule, [step(command)]), command
+
+
+@pytest.mark.parametrize(
+    ("command", "refused"),
+    [
+        ("ssh {node} nvidia-smi -r", True),  # without -i: every GPU
+        ("ssh {node} nvidia-smi --gpu-reset -i {gpu}", True),
+        ("ssh {node} nvidia-smi -i {rank} -r", True),
+        ("ssh {node} sudo nvidia-smi -r -i 0000:4e:00.0", False),
+        ("ssh {node} sudo nvidia-smi --gpu-reset --id={pci}", False),
+        ("ssh {node} nvidia-smi -q -i {gpu}", False),  # a query by ordinal resets nothing
+        ("ssh {node} 'timeout 60 nvidia-smi -q; dcgmi diag -r 3'", False),  # dcgmi's -r is not nvidia-smi's
+    ],
+)
+def test_a_reset_is_aimed_by_bus_id(command: str, refused: bool) -> None:
+    (rule,) = [r for r in SAFETY if r.name == "reset-aim"]
+    assert bool(errors_of(rule, [step(command)])) is refused, command
+
+
+@pytest.mark.parametrize(
+    ("command", "refused"),
+    [
+        ("ssh {node} dcgmi diag -r 3", True),
+        ("kubectl debug node/{node} -it --profile=sysadmin --image=ubuntu -- chroot /host dcgmi diag -r 3", True),
+        ("ssh {node} gpu-burn 600", True),
+        ("ssh {node} dcgmi diag -r 1", False),  # the quick deployment check stresses nothing
+        ("srun -N 2 --ntasks-per-node=8 --gpus-per-node=8 all_reduce_perf -b 8M -e 1G -f 2 -g 1", False),
+        ("NCCL_DEBUG=WARN srun -w {node} --exclusive -N1 dcgmi diag -r 3", False),
+        ("srun --jobid={job} --overlap -w {node} dcgmi diag -r 3", True),  # inside someone's job
+    ],
+)
+def test_a_test_outside_the_scheduler_needs_an_empty_drained_node(command: str, refused: bool) -> None:
+    (rule,) = [r for r in SAFETY if r.name == "gpu-test"]
+    assert bool(errors_of(rule, [step(command)])) is refused, command
+
+
+@pytest.mark.parametrize(
+    ("command", "refused"),
+    [
+        ("pip install --upgrade 'deepspeed>=0.5.10'", True),
+        ("pip3 install -U torch", True),
+        ("pip install --upgrade deepspeed==0.14.4", False),
+        ("pip install deepspeed", False),  # no upgrade of what is there: a new environment's install
+    ],
+)
+def test_an_upgrade_in_place_must_be_pinned(command: str, refused: bool) -> None:
+    (rule,) = [r for r in SAFETY if r.name == "unpinned-pip"]
+    assert bool(errors_of(rule, [step(command)])) is refused, command
+
+
+@pytest.mark.parametrize(
+    ("command", "refused"),
+    [
+        ("ssh {node} dmesg -T", True),
+        ("ssh {node} 'dmesg | tail'", True),
+        ("ssh {node} sudo dmesg -T", False),
+        ("ssh {node} sudo journalctl -k -b", False),
+    ],
+)
+def test_dmesg_runs_with_sudo(command: str, refused: bool) -> None:
+    (rule,) = [r for r in SAFETY if r.name == "dmesg-sudo"]
+    assert bool(errors_of(rule, [step(command)])) is refused, command
+
+
+def test_a_prose_mention_of_dmesg_is_not_a_command() -> None:
+    text = {"en": "Look for Xid lines in dmesg on the node.", "ko": "dmesg에서 Xid를 찾는다."}
+    prose = {"stage": "confirm", "text": text}
+    assert safety_problems(case_with([prose]), "x.json") == []

@@ -14,7 +14,7 @@ SEARCH = CaseSearch.build(load_library(BUNDLED_CASES).cases.values())
 # words -> (cases that must come first, in any order; how many places they may take)
 CONTRACT: dict[str, tuple[set[str], int]] = {
     "ecc": ({"IL-0414", "IL-0427"}, 2),
-    "ecc node": ({"IL-0414", "IL-0427"}, 3),
+    "ecc node": ({"IL-0414", "IL-0427"}, 4),  # beside the node-isolation cases (IL-0421, PUB-0007)
     "nccl": ({"PUB-0003"}, 1),
     "nccl bootstrap": ({"PUB-0016"}, 1),
     "timeout": ({"PUB-0003", "PUB-0017"}, 2),

@@ -214,8 +214,8 @@ async def test_forged_button_values_are_rejected_without_a_crash(h: SlackHarness
 
 
 def english_first(text: str) -> bool:
-    """Whether IL-0427's English title comes before its Korean one."""
-    return text.index("An uncorrectable ECC error on one GPU") < text.index("정정 불가능한 ECC 오류로 죽었고")
+    """Whether the answer's English comes before its Korean (line 1 and the line under it)."""
+    return text.index("exact match") < text.index("정확히 일치")
 
 
 async def test_other_matches_shows_the_runner_ups_to_the_clicker(h: SlackHarness) -> None:

@@ -151,9 +151,10 @@ def test_several_failing_nodes_are_listed_with_counts() -> None:
     assert "pci" not in result.suspects.fills  # two GPUs: no single value to fill
 
 
-def test_templates_are_filled_and_unknown_placeholders_stay() -> None:
+def test_templates_are_filled_and_unknown_placeholders_say_what_to_write() -> None:
     assert fill_template("sbatch --exclude={node} job.sh", {"node": "gpu-a17"}) == "sbatch --exclude=gpu-a17 job.sh"
-    assert fill_template("nvidia-smi -q -d ECC -i {pci}", {"node": "x"}) == "nvidia-smi -q -d ECC -i {pci}"
+    assert fill_template("nvidia-smi -q -d ECC -i {pci}", {"node": "x"}) == "nvidia-smi -q -d ECC -i PCI"
+    assert fill_template("sacct -j {job} -o NodeList", {}) == "sacct -j JOBID -o NodeList"
 
 
 def test_reply_shows_suspects_and_filled_commands() -> None:
@@ -170,7 +171,7 @@ def test_reply_shows_suspects_and_filled_commands() -> None:
         suspects=result.suspects.summary,
         fills=result.suspects.fills,
     )
-    assert "Failed on gpu-a17" in reply.plain and "ssh gpu-a17 nvidia-smi" in reply.plain
+    assert "Failed on gpu-a17" in reply.plain and "ssh gpu-a17 timeout 60 nvidia-smi" in reply.plain
     assert "-i 0000:3b:00.0" in reply.plain
     assert "{pci}" not in reply.plain
 
@@ -179,3 +180,65 @@ def test_no_suspects_from_unrelated_lines() -> None:
     paste = "gpu-z99: all good\nRuntimeError: cudaErrorECCUncorrectable: uncorrectable ECC error encountered"
     result = MATCHER.match(paste)
     assert result.suspects is None or result.suspects.hosts == {}
+
+
+def test_a_syslog_line_with_a_one_digit_day_names_its_host() -> None:
+    paste = "Mar 3 01:02:03 gpu-k12 kernel: NVRM: Xid (PCI:0000:4e:00): 48, pid=1, name=python, DBE (0x1)"
+    result = MATCHER.match(paste)
+    assert result.suspects is not None and result.suspects.hosts == {"gpu-k12": 1}
+
+
+def test_a_host_named_where_a_task_was_killed_fills_the_node() -> None:
+    """The review's p13: the OOM line names no host, but srun says which host's task was killed, and
+    slurmstepd which step: both fill the commands."""
+    paste = "\n".join(
+        [
+            "Out of memory: Killed process 12345 (python) total-vm:123kB, anon-rss:100kB",
+            "srun: error: gpu-e044: task 3: Killed",
+            "slurmstepd: error: *** STEP 4412210.0 ON gpu-e044 CANCELLED AT 2024-01-01T00:00:00 ***",
+        ]
+    )
+    result = MATCHER.match(paste)
+    assert result.suspects is not None and result.suspects.failed
+    assert result.suspects.hosts == {"gpu-e044": 1} and result.suspects.jobs == ["4412210"]
+
+
+def test_an_nccl_cuda_failure_names_its_host_as_failed_not_reporting() -> None:
+    """The review's q06: the host that printed its own CUDA failure is where it failed, even when the
+    matched line is a watchdog every rank prints."""
+    paste = "\n".join(
+        [
+            "gpu-m03:2211:2301 [5] NCCL WARN Cuda failure 999 'unknown error'",
+            "[rank45]:[E ProcessGroupNCCL.cpp:1375] [PG 0 Rank 45] Process group watchdog thread terminated with"
+            " exception: CUDA error: unknown error",
+        ]
+    )
+    result = MATCHER.match(paste)
+    assert result.suspects is not None and result.suspects.failed
+    assert "gpu-m03" in result.suspects.hosts
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "srun: error: gpu-c01: tasks 0-7: Terminated",  # srun stopping the others after one failed
+        "srun: error: gpu-c02: task 9: Exited with exit code 1",  # every rank exits after an abort
+        "srun: error: gpu-c06: tasks 0-7: Aborted (core dumped)",  # as every rank after a watchdog abort
+        "slurmstepd: error: *** JOB 77 ON gpu-c03 CANCELLED AT 2024-01-01T00:00:00 DUE TO NODE FAILURE ***",
+        "slurmstepd: error: *** JOB 77 ON gpu-c04 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***",
+        "ssh gpu-c05 is slow today; NCCL WARN Cuda failure was seen earlier",  # mentioned, not a prefix
+    ],
+)
+def test_a_host_merely_mentioned_or_stopped_with_the_rest_is_not_named(line: str) -> None:
+    from bot.matching.suspects import named_failures
+
+    assert named_failures([line]).hosts == ()
+
+
+def test_a_death_srun_reports_of_every_host_names_none() -> None:
+    from bot.matching.suspects import named_failures
+
+    every = [f"srun: error: gpu-a{n:02d}: tasks {8 * n}-{8 * n + 7}: Killed" for n in range(8)]
+    assert named_failures(every).hosts == ()
+    one = [*[f"srun: error: gpu-a{n:02d}: tasks {8 * n}-{8 * n + 7}: Terminated" for n in range(7)], every[7]]
+    assert named_failures(one).hosts == ("gpu-a07",)

@@ -415,3 +415,22 @@ def test_cli_sync_failures_and_usage(
     down = f"http://127.0.0.1:{free_port()}"
     assert main(["--cases", str(cases_dir), "sync", "--api-url", down, "--retries", "0"]) == 1
     assert "error: listing failed" in capsys.readouterr().out
+
+
+def test_sources_added_here_follow_the_librarys_own() -> None:
+    local = {"id": "X", "sources": [{"url": "https://a"}, {"url": "https://docs.nvidia.com/x"}]}
+    remote = {"id": "X", "sources": [{"url": "https://a", "kind": "blog"}, {"url": "https://b"}]}
+    merged = merge_case(local, remote)[0]["sources"]
+    assert merged == [{"url": "https://a", "kind": "blog"}, {"url": "https://b"}, {"url": "https://docs.nvidia.com/x"}]
+
+
+def test_a_severity_chosen_here_survives_a_library_that_says_unknown() -> None:
+    """The bot's scale (job, node, fleet) is chosen from a case's facts; a sync keeps it while the library
+    says "unknown" or nothing, and takes the library's value once it says more."""
+    local = {"id": "IL-0414", "severity": "node", "title": {"en": "t"}}
+    for remote_says in ("unknown", None, ""):
+        remote = {"id": "IL-0414", "severity": remote_says, "title": {"en": "t"}}
+        assert merge_case(local, remote)[0]["severity"] == "node"
+    assert merge_case(local, {"id": "IL-0414", "title": {"en": "t"}})[0]["severity"] == "node"
+    assert merge_case(local, {"id": "IL-0414", "severity": "sev1", "title": {"en": "t"}})[0]["severity"] == "sev1"
+    assert merge_case({"id": "X", "severity": "unknown"}, {"id": "X", "severity": "sev2"})[0]["severity"] == "sev2"

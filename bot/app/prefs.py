@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from bot.model.case import Lang
 from bot.model.results import Reply
-from bot.replies.labels import LANG_NAMES
+from bot.replies.labels import lang_name
 from bot.replies.render import say
 from bot.storage.base import LangPref, Storage
 
@@ -38,7 +38,7 @@ def lang_reply(storage: Storage, user_id: str | None, value: str, langs: Sequenc
     if value == "both":
         return say("lang.saved_both", langs)
     chosen = langs_for(value, None)  # type: ignore[arg-type]  # en or ko
-    return say("lang.saved", chosen, value=LANG_NAMES[chosen[0]][chosen[0]])
+    return say("lang.saved", chosen, value=lang_name(chosen[0], chosen[0]))
 
 
 _USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")

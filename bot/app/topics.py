@@ -12,17 +12,12 @@ from bot.library.topics import KINDS, PREFIXES, Topic, Vocabulary
 from bot.model.case import Case, Lang
 from bot.model.results import Reply
 from bot.model.summary import CaseSummary
+from bot.replies.catalog import text
 from bot.replies.messages import message
 from bot.replies.render import both, case_list_reply, say, sections_reply, with_note
 
 PAGE = 10
 _FILTER = re.compile(r"(?<!\S)(?:class|component|cause|symptom|topic):[^\s:]{1,80}(?!\S)", re.IGNORECASE)
-_KIND_WORDS: dict[str, dict[Lang, str]] = {
-    "class": {"en": "Failure classes", "ko": "장애 유형"},
-    "component": {"en": "Components", "ko": "구성 요소"},
-    "cause": {"en": "Root causes", "ko": "근본 원인"},
-    "symptom": {"en": "Symptoms", "ko": "증상"},
-}
 
 
 @dataclass(frozen=True)
@@ -109,7 +104,7 @@ def vocabulary_lines(vocabulary: Vocabulary, lang: Lang, per_kind: int = 12) -> 
         if len(topics) > per_kind:
             lines.append(f"… +{len(topics) - per_kind}")
         prefix = next(p for p, k in PREFIXES.items() if k == kind)
-        out.append((f"{_KIND_WORDS[kind][lang]} ({prefix})", lines))
+        out.append((f"{text('topics.' + kind, lang)} ({prefix})", lines))
     return out
 
 
@@ -123,7 +118,7 @@ def topics_reply(vocabulary: Vocabulary, langs: Sequence[Lang], rest: str = "") 
             for t in vocabulary.by_kind(kind)
         ]
         prefix = next(p for p, k in PREFIXES.items() if k == kind)
-        title = f"{_KIND_WORDS[kind][langs[0]]} ({prefix})"
+        title = f"{text('topics.' + kind, langs[0])} ({prefix})"
         sections = [(title, lines[start : start + 20]) for start in range(0, len(lines), 20)] or [(title, [])]
         return sections_reply(both("topics.heading", langs), sections, message("topics.hint", langs[0]))
     sections = vocabulary_lines(vocabulary, langs[0])

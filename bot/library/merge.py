@@ -8,10 +8,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from bot.model.case import LANGS, Case
+from bot.model.case import LANGS, SEVERITIES, Case
 
 LOCAL_ONLY_FIELDS = ("failure_class", "signatures", "runbook", "gist", "review_notes")
 _MODEL_ORDER = tuple(Case.model_fields)
+_KNOWN_SEVERITIES = tuple(s for s in SEVERITIES if s != "unknown")
 
 
 _MISSING: Any = object()
@@ -110,6 +111,16 @@ def merge_case(local: dict[str, Any] | None, remote: dict[str, Any]) -> tuple[di
     for key in LOCAL_ONLY_FIELDS:
         if key in local:
             merged[key] = local[key]
+    # Severity on the bot's scale (job, node, fleet) is chosen here from the case's facts; the library's
+    # own value wins only when it says more than "unknown".
+    if local.get("severity") in _KNOWN_SEVERITIES and remote.get("severity") in (None, "", "unknown"):
+        merged["severity"] = local["severity"]
+    # Sources added here (the primary documents a runbook's commands were checked against) follow the
+    # library's own.
+    if isinstance(local.get("sources"), list) and isinstance(remote.get("sources"), list):
+        theirs = {source.get("url") for source in remote["sources"] if isinstance(source, dict)}
+        ours = [s for s in local["sources"] if isinstance(s, dict) and s.get("url") not in theirs]
+        merged["sources"] = [*remote["sources"], *ours]
     steps_l, steps_r = local.get("remediation"), remote.get("remediation")
     if isinstance(steps_l, list) and isinstance(steps_r, list):
         merged["remediation"] = _merge_steps(steps_l, steps_r, notes)

@@ -191,7 +191,9 @@ class _Reader:
             else:
                 self.pos += 1
             return ("cls", string.ascii_letters)
-        if char in "bBAzZG":
+        if char == "b":  # a word boundary: a space makes one wherever it stands
+            return ("lit", " ")
+        if char in "BAzZG":
             return _EMPTY
         if char == "Q":
             end = self.text.find("\\E", self.pos)

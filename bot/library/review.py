@@ -26,7 +26,7 @@ from importlib import resources
 
 from bot.library.case_store import CaseLibrary, Problem
 from bot.library.safety import assumes_problems, safety_problems
-from bot.model.case import PLACEHOLDERS, RUNBOOK_STAGES, Case, Localized
+from bot.model.case import PLACEHOLDERS, RUNBOOK_STAGES, SEVERITIES, Case, Localized
 
 SAMPLE_VALUES = {"node": "gpu-a17", "pci": "0000:3b:00.0", "gpu": "3", "rank": "5", "job": "682842"}
 LIBRARY_OWNED = ("IL-",)
@@ -115,8 +115,34 @@ def runbook_problems(case: Case, path: str) -> list[Problem]:
         for number, step in enumerate(case.runbook):
             if len(step.text.langs()) < 2:
                 warn(f"runbook[{number}].text", "a step needs both English and Korean")
+            found.extend(_applies_problems(case, number, path))
+        if case.runbook and all(step.applies_when is not None for step in case.runbook):
+            warn("runbook", "every step has applies_when: a paste that fits none of them gets no step to take")
+    if case.severity not in SEVERITIES:
+        shown = ", ".join(SEVERITIES)
+        warn("severity", f"{case.severity!r} is not on the scale ({shown}): see the case library docs")
     if case.gist is None or len(case.gist.langs()) < 2:
         warn("gist", "no one-line cause in both languages (gist): the first reply's 'Why' falls back to the summary")
+    return found
+
+
+def _applies_problems(case: Case, number: int, path: str) -> list[Problem]:
+    """An ``applies_when`` that can never hold: a signature index the case does not have, a code that is
+    not an Xid (1-999), or neither list given (errors)."""
+    when = case.runbook[number].applies_when
+    if when is None:
+        return []
+    where = f"runbook[{number}].applies_when"
+    found = [
+        Problem(path, f"{where}.signatures", f"signature {index} does not exist (the case has {len(case.signatures)})")
+        for index in when.signatures
+        if not 0 <= index < len(case.signatures)
+    ]
+    found += [
+        Problem(path, f"{where}.xid", f"{code} is not an Xid code (1-999)") for code in when.xid if not 0 < code < 1000
+    ]
+    if not when.signatures and not when.xid:
+        found.append(Problem(path, where, "names no Xid code and no signature: the step would never be shown first"))
     return found
 
 
@@ -153,9 +179,26 @@ def _slips(text: str, variant: str, fine_in: tuple[str, ...]) -> bool:
     )
 
 
+# A Korean particle or light verb set apart from the Latin word, number or code before it (`GPU 가`,
+# `drain 한다`, `100% 인데`): Korean orthography attaches it (`GPU가`, `drain한다`, `100%인데`).
+# (Search is not affected: it reads runs of two or more Hangul syllables.) tools/attach_particles.py fixes it.
+DETACHED_PARTICLE = re.compile(
+    r"(?<=[A-Za-z0-9%)\]}>`'\"]) ((?:가|이|를|을|은|는|의|에|에서|에게|로|으로|와|과|도|만|까지|부터|보다|처럼"
+    r"|이나|나|라고|이라고|이다|인데|이며|이고|이면|이라|이라는|라는|이었다|였다|이지만|이므로|이어서|이어야|여야"
+    r"|이든|든|마다|조차|밖에|한다|하고|하면|해서|했다|된다|되고|되면|되어|되지|할|하는|해야|하지|하여|하며|된"
+    r"|되는|했고|해|하기|하려면|했는데|하다|하던|해도|되던|돼|됐다)(?:는|도|만|요)?)(?=[\s.,)!?:;]|$)"
+)
+
+
 def glossary_problems(case: Case, path: str) -> list[Problem]:
     found: list[Problem] = []
     for where, text in _korean(case):
+        detached = DETACHED_PARTICLE.search(text)
+        if detached:
+            shown = text[max(detached.start() - 12, 0) : detached.end()]
+            message = f"a particle set apart ({shown!r}): attach it as Korean orthography does"
+            message += " (tools/attach_particles.py)"
+            found.append(Problem(path, where, message, "warning"))
         for term in glossary():
             for variant in term.avoid:
                 if _slips(text, variant, term.fine_in):

@@ -203,6 +203,7 @@ class Matcher:
         query = [cleaned.clean_line(n) for n in picked]
         matches = self._case_text.fill(query, matches, self.config.max_candidates, self.config.min_score)
         suspects = self._suspects(cleaned, tallies[matches[0].case_id]) if matches else None
+        xids = _xid_codes(cleaned.text, late) if matches else []
         return MatchResult(
             matches=matches,
             reply=reply,
@@ -215,6 +216,7 @@ class Matcher:
             timed_out=timed_out,
             lines_scanned=len(cleaned.raw_lines),
             suspects=suspects,
+            xids=xids,
             lines=[_evidence_line(cleaned, n) for n in lines[-_LINES_SHOWN:]],
         )
 
@@ -378,3 +380,18 @@ class Matcher:
                         strength=doc.strength,
                     )
         return False
+
+
+_XIDS_KEPT = 32
+
+
+def _xid_codes(text: str, late: Callable[[], bool]) -> list[int]:
+    """The Xid codes ``text`` names, in the order first seen (at most ``_XIDS_KEPT``), block by block with
+    the deadline checked between blocks: which runbook steps fit the paste depends on them."""
+    codes: dict[int, None] = {}
+    for start, end in text_blocks(text):
+        if late() or len(codes) >= _XIDS_KEPT:
+            break
+        for found in XID_CODE.finditer(text, start, end):
+            codes.setdefault(int(found.group(1)), None)
+    return list(codes)[:_XIDS_KEPT]

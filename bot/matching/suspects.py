@@ -31,7 +31,7 @@ _DEVICE_OR_CODE = re.compile(
 # Classic syslog (``Mar  3 10:00:01 host prog[pid]:``) and RFC 3339 (rsyslog's high-precision template,
 # ``journalctl -o short-iso``: ``2024-03-03T10:00:01.123456+00:00 host prog[pid]:``).
 _SYSLOG_HOST = re.compile(
-    r"^(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}"
+    r"^(?:[A-Z][a-z]{2} {1,2}\d{1,2} \d{2}:\d{2}:\d{2}"
     r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)"
     rf" ({_HOST}) [\w./-]{{1,64}}(?:\[\d{{1,8}}\])?:"
 )
@@ -56,6 +56,24 @@ _TORCHRUN_BLOCK = re.compile(
     rf"host\s{{0,12}}:\s{{0,4}}({_HOST})\s{{0,8}}\n[^\n]{{0,200}}?rank\s{{0,12}}:\s{{0,4}}(\d{{1,6}})"
 )
 _MAX_EVIDENCE_LINES = 2000
+# Lines that name where a failure happened even when no signature matched them: a task srun saw killed or
+# crash on a host (not one that exited with a code, was terminated or aborted, as every rank is after a
+# watchdog abort; and not when srun says the same of every host it names),
+# slurmstepd's job line (its
+# job; its host only for a reason of the host's own), an
+# NVIDIA driver line under a syslog host, an NCCL ``WARN Cuda failure`` under its host prefix. A host
+# that is merely mentioned on any other line is never taken.
+_TASK_DIED = re.compile(
+    rf"srun: error: ({_HOST}): tasks? \d{{1,6}}(?:-\d{{1,6}})?: "
+    r"(?:Killed|Segmentation fault|Bus error|Illegal instruction|Floating point exception|Out Of Memory)"
+)
+_STEPD_JOB = re.compile(
+    rf"slurmstepd: error: \*{{3}} (?:JOB|STEP) (\d{{2,12}})(?:\.\w{{1,12}})? ON ({_HOST}) (.{{0,200}})"
+)
+# slurmstepd's host is the batch host: it is where the job failed only for a reason of its own.
+_NOT_THE_HOSTS_FAULT = ("NODE FAILURE", "TIME LIMIT", "PREEMPTION")
+_NAMING = ("srun: error:", "slurmstepd: error:", "NVRM: Xid", "NCCL WARN Cuda failure")
+_MAX_NAMING_LINES = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +196,66 @@ def _rank_hosts(text: str) -> dict[int, str]:
     return ties
 
 
+def _naming_lines(text: str) -> list[str]:
+    """The lines of ``text`` holding a ``_NAMING`` marker, in order, each cut to 2,000 characters; at most
+    ``_MAX_NAMING_LINES``. Found with ``str.find`` (no per-line Python loop over a 2 MiB paste)."""
+    starts: set[int] = set()
+    for marker in _NAMING:
+        at = text.find(marker)
+        while at != -1 and len(starts) < _MAX_NAMING_LINES:
+            start = text.rfind("\n", 0, at) + 1
+            starts.add(start)
+            end = text.find("\n", at)
+            at = text.find(marker, end) if end != -1 else -1
+    lines = []
+    for start in sorted(starts)[:_MAX_NAMING_LINES]:
+        end = text.find("\n", start)
+        lines.append(text[start : end if end != -1 else len(text)][:2000])
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """What the lines that name a failure's place say, anywhere in the paste."""
+
+    hosts: tuple[str, ...] = ()
+    jobs: tuple[str, ...] = ()
+    pci: tuple[str, ...] = ()
+
+
+def named_failures(raw_lines: Sequence[str]) -> Named:
+    """Hosts, jobs and GPU bus ids from the lines that name where a failure happened (``_NAMING``), in the
+    order seen; at most ``_MAX_NAMING_LINES`` such lines are read."""
+    hosts: dict[str, None] = {}
+    jobs: dict[str, None] = {}
+    pci: dict[str, None] = {}
+    srun_hosts: dict[str, None] = {}
+    died: dict[str, None] = {}
+    for line in _naming_lines("\n".join(raw_lines)):
+        for found in _SRUN_TASK.finditer(line):
+            srun_hosts.setdefault(found.group(1), None)
+        for found in _TASK_DIED.finditer(line):
+            if is_host(found.group(1)):
+                died.setdefault(found.group(1), None)
+        for found in _STEPD_JOB.finditer(line):
+            jobs.setdefault(found.group(1), None)
+            reason = found.group(3)
+            own = "DUE TO" in reason and not any(other in reason for other in _NOT_THE_HOSTS_FAULT)
+            if own and is_host(found.group(2)):
+                hosts.setdefault(found.group(2), None)
+        if "NVRM: Xid" in line or "NCCL WARN Cuda failure" in line:
+            host = _host_of(line)
+            if host:
+                hosts.setdefault(host, None)
+            for found in _PCI.finditer(line):
+                value = _first(found.groups())
+                if value:
+                    pci.setdefault(value.lower(), None)
+    if died and (len(srun_hosts) <= 1 or len(died) < len(srun_hosts)):
+        hosts = {**died, **hosts}
+    return Named(tuple(hosts), tuple(jobs), tuple(pci))
+
+
 def extract_suspects(
     raw_lines: Sequence[str], line_numbers: Iterable[int], *, failed: bool, collective: bool = False
 ) -> Suspects:
@@ -229,6 +307,21 @@ def extract_suspects(
         for rank in sorted(ranks):
             if rank in ties:
                 hosts[ties[rank]] += 1
+    if collective and not ranks and not local_ranks:
+        # Fallout lines that name no rank are not a report every rank prints: they are the node's own
+        # (a driver's Xid 154 naming the recovery action after another Xid), so they say where it failed.
+        failed, collective = True, False
+    named = named_failures(raw_lines)
+    if named.hosts and (failed or not hosts or collective):
+        # A line that names where it failed outranks the hosts that only reported it; beside failing hosts
+        # it adds the others that failed too (every one is listed, none picked).
+        if not failed:
+            hosts = Counter()
+        failed, collective = True, False
+        for host in named.hosts:
+            hosts[host] += 1 if host not in hosts else 0
+    jobs += [job for job in named.jobs if job not in jobs]
+    pci += [value for value in named.pci if value not in pci] if not pci else []
     return Suspects(
         failed=failed,
         collective=collective,

@@ -78,8 +78,22 @@ class RemediationStep(LibraryModel):
 
 RunbookStage = Literal["confirm", "contain", "fix", "verify", "resume"]
 RUNBOOK_STAGES: tuple[RunbookStage, ...] = ("confirm", "contain", "fix", "verify", "resume")
+# How far a case's failure reaches, the widest its facts establish: ``job`` (the failure and its fix stay
+# inside one job: code, configuration, data, checkpoint, environment), ``node`` (one node must leave
+# service to be repaired or replaced), ``fleet`` (a shared component, fabric, storage, scheduler or a
+# rollout, hurts jobs on many nodes), ``unknown`` (the sources do not say).
+SEVERITIES = ("job", "node", "fleet", "unknown")
 # What a command template may name: what a pasted log can reveal (bot.matching.suspects).
 PLACEHOLDERS = ("node", "pci", "gpu", "rank", "job")
+
+
+class AppliesWhen(LibraryModel):
+    """When a runbook step fits a paste: the paste shows one of ``xid`` (NVIDIA Xid codes) or hits one of
+    ``signatures`` (indices into the case's signatures). The first screen shows a step only then; the
+    Details view shows every step."""
+
+    xid: list[int] = Field(default_factory=list, max_length=64)
+    signatures: list[int] = Field(default_factory=list, max_length=64)
 
 
 class RunbookStep(LibraryModel):
@@ -90,6 +104,7 @@ class RunbookStep(LibraryModel):
     text: Localized
     command: str | None = None
     assumes: Localized | None = None  # versions and conditions the command needs
+    applies_when: AppliesWhen | None = None  # without it, the step fits every paste of the case
 
 
 class SignatureKind(StrEnum):

@@ -70,6 +70,7 @@ class MatchResult(BaseModel):
     timed_out: bool = False
     lines_scanned: int = 0
     suspects: SuspectInfo | None = None
+    xids: list[int] = Field(default_factory=list)  # the NVIDIA Xid codes the paste names, in order seen
     # The paste's error-looking lines (the last few, cut): what a confirmation may keep (bot.matching.examples).
     lines: list[str] = Field(default_factory=list)
 

@@ -11,7 +11,7 @@ from bot.model.case import Case, Lang, Localized
 from bot.model.results import Button, Reply
 from bot.replies.blocks import MESSAGE_BLOCKS, case_title, context, cut, header, section
 from bot.replies.buttons import ACTION_KEEP, ACTION_PICK, ButtonPayload, pick_value, text, with_buttons
-from bot.replies.labels import TIER_TEXT
+from bot.replies.labels import is_tier, tier_text
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link
 
 
@@ -56,7 +56,7 @@ def invalid_reply(lang: Lang = "en") -> Reply:
 
 
 def _tier_words(tier: str, score: int, lang: Lang) -> str:
-    return f"{TIER_TEXT[tier][lang]}, {score}/100" if tier in TIER_TEXT else f"{score}/100"
+    return f"{tier_text(tier, lang)}, {score}/100" if is_tier(tier) else f"{score}/100"
 
 
 def _first_sentence(loc: Localized, lang: Lang, limit: int) -> str:

@@ -16,53 +16,19 @@ from typing import Any
 
 from bot.model.case import Lang
 from bot.replies.buttons import LINE_CHARS, LINES, lines_value
+from bot.replies.catalog import text
 from bot.replies.mrkdwn import escape_mrkdwn, truncate, unescape_mrkdwn
 
 ACTION_DRAFT = "start_case_draft"
 DRAFT_CALLBACK = "case_draft"
 _VALUE_BUDGET = 1_600
-_TEXT = {
-    "button": {"en": "Start a case draft", "ko": "사례 초안 시작"},
-    "title": {"en": "New case draft", "ko": "새 사례 초안"},
-    "submit": {"en": "Save draft", "ko": "초안 저장"},
-    "close": {"en": "Cancel", "ko": "취소"},
-    "loading": {"en": "Reading the paste's error lines…", "ko": "로그의 오류 줄을 읽는 중…"},
-    "title_en": {"en": "Title (English)", "ko": "제목 (영어)"},
-    "title_ko": {"en": "Title (Korean)", "ko": "제목 (한국어)"},
-    "summary_en": {"en": "Summary (English)", "ko": "요약 (영어)"},
-    "summary_ko": {"en": "Summary (Korean)", "ko": "요약 (한국어)"},
-    "runbook_en": {"en": "Runbook, one step per line (English)", "ko": "런북, 한 줄에 한 단계 (영어)"},
-    "runbook_ko": {"en": "Runbook, one step per line (Korean)", "ko": "런북, 한 줄에 한 단계 (한국어)"},
-    "signatures": {"en": "Signatures, one per line", "ko": "시그니처, 한 줄에 하나"},
-    "signatures.hint": {
-        "en": "Most specific first. A plain line is an exact string; re: starts an RE2 pattern; a leading ! "
-        "makes it proof on its own (otherwise a hint). Each is checked like a case file's.",
-        "ko": "구체적인 것부터. 그냥 쓴 줄은 정확한 문자열, re: 로 시작하면 RE2 패턴, 맨 앞의 ! 는 그 줄만으로 "
-        "증거가 된다는 뜻입니다(없으면 힌트). 사례 파일과 같은 검사를 거칩니다.",
-    },
-    "suspects": {"en": "Suspects at the time: {s}", "ko": "당시 의심 노드: {s}"},
-    "no_lines": {
-        "en": "No error line of the paste passed the checks: write the signatures yourself.",
-        "ko": "검사를 통과한 오류 줄이 없습니다. 시그니처를 직접 써 주세요.",
-    },
-    "saved": {
-        "en": "Case draft D-{id} saved by <@{user}>: {title}. Export it with `incident-bot cases draft export {id}`.",
-        "ko": "<@{user}> 가 사례 초안 D-{id} 를 저장했습니다: {title}. "
-        "내보내기: `incident-bot cases draft export {id}`",
-    },
-    "expired": {
-        "en": "This form is not yours, or it expired. Start the draft again from the answer.",
-        "ko": "본인의 양식이 아니거나 만료되었습니다. 답변에서 초안을 다시 시작해 주세요.",
-    },
-}
 FORM_FIELDS = ("title_en", "title_ko", "summary_en", "summary_ko", "runbook_en", "runbook_ko", "signatures")
 _MAX_LENGTH = {"title_en": 200, "title_ko": 200}
 _MULTILINE = {"summary_en", "summary_ko", "runbook_en", "runbook_ko", "signatures"}
 
 
 def words(key: str, lang: Lang, **values: object) -> str:
-    template = _TEXT[key][lang]
-    return template.format(**values) if values else template
+    return text(f"draft.{key}", lang, **values)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from bot.model.case import Case, Lang, Localized, RunbookStep
 from bot.model.results import Evidence, Match, MatchResult, NodeEvent, SuspectInfo
-from bot.replies.labels import TIER_TEXT, label
+from bot.replies.labels import label, tier_text
 from bot.replies.mrkdwn import escape_mrkdwn
 from bot.replies.nodes import repeat_text
 
@@ -43,6 +43,10 @@ def _keeps_list(template: str, at: int) -> bool:
 
 
 _TIER_MARK = {"exact": "🔴", "strong": "🟠", "weak": "⚪"}
+_FAILURE_CHARS = 140  # line 1: what failed
+# An unfilled placeholder, as the reader sees it: what to write there.
+UNFILLED = {"node": "NODE", "pci": "PCI", "gpu": "GPU", "rank": "RANK", "job": "JOBID"}
+_TITLE_CHARS = 150  # the case's title under it
 _DRAIN = re.compile(r"state=drain|kubectl (?:drain|cordon)\b")  # Slurm, Kubernetes
 _SENTENCE = re.compile(r"(?<=[.!?。다])\s+")
 
@@ -62,7 +66,8 @@ class Line:
 
 def fill_command(template: str, values: dict[str, str]) -> str:
     """``template`` with each known placeholder filled from ``values`` when the value is made of safe
-    characters, shell-quoted; any other placeholder stays as written. Several failing hosts fill ``{node}``
+    characters, shell-quoted; any other is shown as what to write there (``NODE``, ``PCI``, ``JOBID``).
+    Several failing hosts fill ``{node}``
     as a comma list only where all of them belong (a drain, an exclude, ``squeue -w``); a step that acts on
     one node (ssh, a reboot, a resume, ``srun -w … -N1``) gets the first, and ``{gpu}``/``{pci}`` stay for
     the reader to fill."""
@@ -73,7 +78,7 @@ def fill_command(template: str, values: dict[str, str]) -> str:
         name = found.group(1)
         filled = values.get(name)
         if filled is None or not _SAFE_VALUE.match(filled) or (several and name in ("gpu", "pci")):
-            return found.group(0)  # with several hosts, a GPU may be any host's: the reader fills it
+            return UNFILLED[name]  # with several hosts, a GPU may be any host's: the reader fills it
         if name == "node" and several and not _keeps_list(template, found.start()):
             filled = filled.split(",", 1)[0]  # the steps that act on one node take the first
         return shlex.quote(filled)
@@ -105,27 +110,58 @@ def evidence_words(evidence: Evidence, lang: Lang, case: Case | None = None) -> 
     return label("evidence.text", lang)
 
 
+def failure_words(case: Case, best: Match, lang: Lang) -> str:
+    """What failed, in plain words in ``lang``: the matched line's note, else the case's gist, else its
+    title (a story about someone else's cluster, the last resort)."""
+    first = best.evidence[0] if best.evidence else None
+    if first is not None and first.kind == "signature" and first.note:
+        return evidence_words(first, lang, case)
+    if case.gist is not None and case.gist.get(lang):
+        return first_sentence(case.gist, lang, _FAILURE_CHARS)
+    return _cut(_title(case, lang), _FAILURE_CHARS)
+
+
+def names_the_line(best: Match) -> bool:
+    """Whether line 1 already says what the matched line means (its signature's note)."""
+    return bool(best.evidence) and best.evidence[0].kind == "signature" and bool(best.evidence[0].note)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def verdict(case: Case, best: Match, named: Sequence[str], langs: Sequence[Lang]) -> list[Line]:
+    """Line 1 names the failure in the reader's language, then the case id and how sure; the other
+    language under it (the title comes last: ``title_line``)."""
     lang = langs[0]
     tier = best.tier.value
     also = f" · {label('also.named', lang)} {', '.join(named)}" if named else ""
-    head = f"{_TIER_MARK.get(tier, '')} *{escape_mrkdwn(case.id)}* · {escape_mrkdwn(_title(case, lang))}"
+    failure = failure_words(case, best, lang)
+    failure = failure[:1].upper() + failure[1:] if lang == "en" else failure
+    mark = _TIER_MARK.get(tier, "")
     lines = [
         Line(
-            f"{head} — _{TIER_TEXT[tier][lang]}_{escape_mrkdwn(also)}",
-            f"{case.id} · {_title(case, lang)} — {TIER_TEXT[tier][lang]}{also}",
+            f"{mark} *{escape_mrkdwn(failure)}* · {escape_mrkdwn(case.id)} — _{tier_text(tier, lang)}_"
+            f"{escape_mrkdwn(also)}",
+            f"{failure} · {case.id} — {tier_text(tier, lang)}{also}",
         )
     ]
     other = _other(langs)
-    missing = label("missing", lang) if case.title.get(lang) is None else ""
-    if other and case.title.get(other) and missing:
-        lines.append(Line(escape_mrkdwn(missing), f"  {missing}", "context"))
-    elif other and case.title.get(other):
-        text = f"{case.title.get(other)} — {TIER_TEXT[tier][other]}"
-        lines.append(Line(escape_mrkdwn(text), f"  {text}", "context"))
-    elif missing:
+    if other:
+        said = f"{failure_words(case, best, other)} — {tier_text(tier, other)}"
+        lines.append(Line(escape_mrkdwn(said), f"  {said}", "context"))
+    if case.title.get(lang) is None:  # the library has this case only in the other language
+        missing = label("missing", lang)
         lines.append(Line(escape_mrkdwn(missing), f"  {missing}", "context"))
     return lines
+
+
+def title_line(case: Case, langs: Sequence[Lang]) -> list[Line]:
+    """The case's title in the reader's language (else the other), cut to one line: shown last, when it
+    fits (it tells someone else's story; line 1 already says what failed here)."""
+    title = case.title.get(langs[0]) or next((case.title.get(lang) for lang in langs[1:] if case.title.get(lang)), None)
+    shown = _cut(title or label("missing", langs[0]), _TITLE_CHARS)
+    return [Line(escape_mrkdwn(f"{case.id}: {shown}"), f"  {case.id}: {shown}", "context")]
 
 
 def evidence(best: Match, langs: Sequence[Lang], case: Case | None = None) -> list[Line]:
@@ -141,11 +177,11 @@ def evidence(best: Match, langs: Sequence[Lang], case: Case | None = None) -> li
         else label("line.end", lang).format(n=f"{-ev.line_no:,}")
     )
     line = ev.line if len(ev.line) <= 300 else ev.line[:299] + "…"
-    about = evidence_words(ev, lang, case)
+    about = "" if names_the_line(best) else f" · {evidence_words(ev, lang, case)}"
     return [
         Line(
-            f"> {escape_mrkdwn(line)}\n_{escape_mrkdwn(where)}{times} · {escape_mrkdwn(about)}_",
-            f"> {line}\n  {where}{times} · {about}",
+            f"> {escape_mrkdwn(line)}\n_{escape_mrkdwn(where)}{times}{escape_mrkdwn(about)}_",
+            f"> {line}\n  {where}{times}{about}",
         )
     ]
 
@@ -153,8 +189,8 @@ def evidence(best: Match, langs: Sequence[Lang], case: Case | None = None) -> li
 def evidence_other(best: Match, langs: Sequence[Lang], case: Case | None = None) -> list[Line]:
     """What the line matched in the other language, in small type (only when it says something else)."""
     other = _other(langs)
-    if other is None or not best.evidence:
-        return []
+    if other is None or not best.evidence or names_the_line(best):
+        return []  # line 1 and the line under it already say it in both languages
     first, second = (evidence_words(best.evidence[0], lang, case) for lang in (langs[0], other))
     return [Line(f"_{escape_mrkdwn(second)}_", f"  {second}", "context")] if second != first else []
 
@@ -203,11 +239,28 @@ def suspects(
     return lines
 
 
-def chosen_steps(case: Case, fills: dict[str, str], drain_first: bool = False) -> list[RunbookStep]:
-    """The first steps of the runbook; when the paste names the node and none of them uses it, the first
-    step that does takes the last place (the reader should see the node in a command). With
-    ``drain_first`` (the node failed before) the drain step comes first."""
-    runbook = list(case.runbook)
+def fitting_steps(case: Case, result: MatchResult) -> list[RunbookStep]:
+    """The steps of ``case``'s runbook that fit ``result`` (whose best match is ``case``): a step with
+    ``applies_when`` only when the paste names one of its Xid codes or hit one of its signatures."""
+    best = result.matches[0] if result.matches and result.matches[0].case_id == case.id else None
+    patterns = {evidence.matched for evidence in best.evidence} if best else set()
+    hit = {number for number, signature in enumerate(case.signatures) if signature.pattern in patterns}
+    xids = set(result.xids)
+    return [
+        step
+        for step in case.runbook
+        if step.applies_when is None or xids & set(step.applies_when.xid) or hit & set(step.applies_when.signatures)
+    ]
+
+
+def chosen_steps(
+    case: Case, fills: dict[str, str], drain_first: bool = False, runbook: Sequence[RunbookStep] | None = None
+) -> list[RunbookStep]:
+    """The first steps of ``runbook`` (the case's whole runbook by default; the first reply passes the
+    steps that fit the paste); when the paste names the node and none of them uses it, the first step that
+    does takes the last place (the reader should see the node in a command). With ``drain_first`` (the
+    node failed before) the drain step comes first."""
+    runbook = list(case.runbook if runbook is None else runbook)
     if drain_first:
         drain = next((s for s in runbook if s.command and _DRAIN.search(s.command)), None)
         if drain is not None:
@@ -221,11 +274,16 @@ def chosen_steps(case: Case, fills: dict[str, str], drain_first: bool = False) -
 
 
 def steps(
-    case: Case, fills: dict[str, str], langs: Sequence[Lang], count: int, drain_first: bool = False
+    case: Case,
+    fills: dict[str, str],
+    langs: Sequence[Lang],
+    count: int,
+    drain_first: bool = False,
+    runbook: Sequence[RunbookStep] | None = None,
 ) -> list[Line]:
     """The "do now" block with the first ``count`` chosen steps in the reader's language, commands filled,
     and the same steps in the other language right under it in small type (one line)."""
-    shown = chosen_steps(case, fills, drain_first)[:count]
+    shown = chosen_steps(case, fills, drain_first, runbook)[:count]
     if not shown:
         return []
     md = [f"*{escape_mrkdwn(label('do_now', langs[0]))}*"]
@@ -234,6 +292,10 @@ def steps(
         step_md, step_plain = step_lines(number, step, langs[:1], fills)
         md += step_md
         plain += step_plain
+    if any(step.command and "NODE" in fill_command(step.command, fills) for step in shown):
+        hint = label("hint.node", langs[0]).format(job=fills.get("job", "JOBID"))
+        md.append(f"_{escape_mrkdwn(hint)}_")
+        plain.append(f"  {hint}")
     block = [Line("\n".join(md), "\n".join(plain))]
     other = _other(langs)
     texts = [step.text.get(other) for step in shown] if other else []
@@ -317,15 +379,21 @@ def first_reply_lines(
     # As many steps as fit with the "why" in the reader's language kept, with their other-language line
     # if it fits too, else without it.
     tries = [(count, whole) for count in range(STEPS_SHOWN, 0, -1) for whole in (True, False)]
+    fitting = fitting_steps(case, result)
     for count, whole in tries:
-        block = steps(case, fills, langs, count, drain_first=again)
+        block = steps(case, fills, langs, count, drain_first=again, runbook=fitting)
         block = block if whole else block[:1]
         if block and _fits([*head, *block, *reasons[:1], *note]):
             core = [*head, *block]
             break
     # Then, while they fit: the "why" in the reader's language, what the line matched in the other
-    # language (under the matched line), the "why" in the other language.
-    wanted = [(reasons[:1], []), ([], evidence_other(best, langs, case)), (reasons[1:], [])]
+    # language (under the matched line), the "why" in the other language, the case's title.
+    wanted = [
+        (reasons[:1], []),
+        ([], evidence_other(best, langs, case)),
+        (reasons[1:], []),
+        (title_line(case, langs), []),
+    ]
     below: list[Line] = []
     under: list[Line] = []
     for more_below, more_under in wanted:

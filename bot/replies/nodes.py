@@ -8,29 +8,12 @@ from collections.abc import Callable, Sequence
 from bot.model.case import Lang
 from bot.model.results import NodeEvent, Reply
 from bot.replies.blocks import header, section
+from bot.replies.catalog import text
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link
-
-_TEXT: dict[str, dict[Lang, str]] = {
-    "repeat": {
-        "en": "{host} failed {n} times since {since} ({kinds})",
-        "ko": "{host}: {since} 이후 {n}번 실패 ({kinds})",
-    },
-    "repeat.once": {
-        "en": "{host} failed before, on {since} ({kinds})",
-        "ko": "{host}: {since}에 실패한 적 있음 ({kinds})",
-    },
-    "earlier": {"en": "earlier", "ko": "이전"},
-    "heading": {"en": "Nodes that failed more than once", "ko": "두 번 이상 실패한 노드"},
-    "none": {
-        "en": "No node failed more than once in the last {days} days.",
-        "ko": "최근 {days}일 동안 두 번 이상 실패한 노드가 없습니다.",
-    },
-    "week": {"en": "Nodes that failed more than once this week", "ko": "이번 주 두 번 이상 실패한 노드"},
-}
 
 
 def words(key: str, lang: Lang, **values: object) -> str:
-    return _TEXT[key][lang].format(**values)
+    return text(f"nodes.{key}", lang, **values)
 
 
 def thread_link(event: NodeEvent) -> str | None:

@@ -11,11 +11,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.model.case import Case, Lang, Localized
+from bot.model.case import LANGS, Case, Lang, Localized
 from bot.model.results import Button, Match, MatchResult, NodeEvent, Reply, ReviewRecord, SuspectInfo
 from bot.replies.blocks import context
+from bot.replies.catalog import text
 from bot.replies.first import evidence_words, fill_command, first_reply_lines, step_lines
-from bot.replies.labels import TIER_TEXT, label
+from bot.replies.labels import label, lang_name, tier_text
 from bot.replies.messages import message
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link, truncate
 
@@ -23,7 +24,6 @@ SECTION_LIMIT = 3000
 MESSAGE_BUDGET = 11_000
 MAX_BLOCKS = 50
 FALLBACK_LIMIT = 3000
-_LANG_NAMES: dict[Lang, str] = {"en": "English", "ko": "한국어"}
 
 
 @dataclass
@@ -204,7 +204,7 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def _tier_text(match: Match, lang: Lang) -> str:
-    return f"{TIER_TEXT[match.tier.value][lang]}, {match.score}/100"
+    return f"{tier_text(match.tier.value, lang)}, {match.score}/100"
 
 
 def match_reply(
@@ -239,7 +239,7 @@ def match_reply(
     for line in first_reply_lines(shown, case, langs, _notes_text(result, lang), fills or {}, history):
         doc.add(line.text, line.plain, line.kind)
     named = [best.case_id, *[cid for cid in result.reply_case_ids if cid != best.case_id]]
-    fallback = f"{best.case_id} ({TIER_TEXT[best.tier.value][lang]}): {_title_line(case, lang)[1]}"
+    fallback = f"{best.case_id} ({tier_text(best.tier.value, lang)}): {_title_line(case, lang)[1]}"
     return _finish(doc, fallback, buttons, case_ids=named, tier=best.tier.value, lang=lang)
 
 
@@ -284,10 +284,10 @@ def _notes(doc: _Doc, result: MatchResult, lang: Lang) -> None:
 def _no_match_reply(result: MatchResult, langs: Sequence[Lang], cases: Mapping[str, Case]) -> Reply:
     lang = langs[0]
     doc = _Doc()
-    headline = {"en": "No known case fits this paste.", "ko": "이 로그에 맞는 알려진 사례가 없습니다."}
+    headline = {lg: text("nomatch.headline", lg) for lg in LANGS}
     doc.add(" / ".join(headline[lg] for lg in langs), " / ".join(headline[lg] for lg in langs))
     if result.matches:
-        heading = {"en": "Closest weak candidates", "ko": "가장 가까운 약한 후보"}[lang]
+        heading = text("nomatch.closest", lang)
         md = "\n".join(_pointer_md(m, lang) for m in result.matches[:3])
         plain = "\n".join(_pointer_plain(m, lang) for m in result.matches[:3])
         doc.add(f"*{heading}*\n{md}", f"{heading}\n{plain}")
@@ -368,12 +368,11 @@ def bilingual_reply(texts: dict[Lang, str], langs: Sequence[Lang]) -> Reply:
 
 def unknown_id_reply(raw: str, suggestions: Sequence[Case], langs: Sequence[Lang]) -> Reply:
     lang = langs[0]
-    intro = {"en": f"No case {raw!r} in the library.", "ko": f"라이브러리에 {raw!r} 사례가 없습니다."}
-    text = " ".join(intro[lg] for lg in langs)
+    said = " ".join(text("unknown.intro", lg, raw=repr(raw)) for lg in langs)
     if not suggestions:
-        return message_reply(text)
-    closest = {"en": "Closest ids", "ko": "가장 가까운 id"}[lang]
-    return case_list_reply(suggestions, f"{text} {closest}:", langs, "")
+        return message_reply(said)
+    closest = text("unknown.closest", lang)
+    return case_list_reply(suggestions, f"{said} {closest}:", langs, "")
 
 
 # -- Block Kit assembly ---------------------------------------------------------------------------------
@@ -445,4 +444,4 @@ def _button(button: Button) -> dict[str, Any]:
 
 
 def lang_names(langs: Sequence[Lang]) -> str:
-    return " + ".join(_LANG_NAMES[lang] for lang in langs)
+    return " + ".join(lang_name(lang, lang) for lang in langs)
