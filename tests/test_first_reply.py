@@ -311,3 +311,23 @@ def test_case_model_round_trips_the_local_fields() -> None:
     case = LIBRARY.cases["IL-0427"]
     again = Case.model_validate(case.model_dump(mode="json"))
     assert again.runbook == case.runbook and again.gist == case.gist
+
+
+def test_the_first_command_on_a_node_memory_knows_is_preceded_by_its_count_and_threads() -> None:
+    """Issue 34, item 5: node memory is said again right before the first command that acts on the node."""
+    from bot.model.results import NodeEvent
+
+    paste = b"Mar  4 10:12:01 gpu-a17 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (0x1)\n"
+    result = MATCHER.match(paste)
+    assert result.suspects is not None
+    earlier = [NodeEvent("gpu-a17", "IL-0427", "gpu-memory-ecc", True, "C1", f"{i}.1", NOW) for i in range(2)]
+    reply = match_reply(
+        result, LIBRARY.cases, ("en",), explicit=True, fills=result.suspects.fills, history={"gpu-a17": earlier}
+    )  # type: ignore[arg-type]
+    plain = reply.plain.splitlines()
+    do_now = plain.index("Do now")
+    first_command = next(
+        n for n in range(do_now, len(plain)) if plain[n].lstrip().startswith("$ ") and "gpu-a17" in plain[n]
+    )
+    assert plain[first_command - 1].lstrip().startswith("↳ gpu-a17 failed 3 times since")
+    assert sum("↳ gpu-a17" in line for line in plain) == 1  # once, not on every step

@@ -41,6 +41,7 @@ from bot.model.summary import CaseSummary
 from bot.ops.clock import Clock
 from bot.ops.metrics import Metrics
 from bot.replies.messages import HELP, message
+from bot.replies.more import unknown_id_reply
 from bot.replies.nodes import nodes_reply
 from bot.replies.render import (
     bilingual_reply,
@@ -50,7 +51,6 @@ from bot.replies.render import (
     match_reply,
     message_reply,
     say,
-    unknown_id_reply,
 )
 from bot.storage.base import ReplyRecord, Storage, StorageError
 

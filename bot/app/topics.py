@@ -14,7 +14,8 @@ from bot.model.results import Reply
 from bot.model.summary import CaseSummary
 from bot.replies.catalog import text
 from bot.replies.messages import message
-from bot.replies.render import both, case_list_reply, say, sections_reply, with_note
+from bot.replies.more import with_note
+from bot.replies.render import both, case_list_reply, say, sections_reply
 
 PAGE = 10
 _FILTER = re.compile(r"(?<!\S)(?:class|component|cause|symptom|topic):[^\s:]{1,80}(?!\S)", re.IGNORECASE)

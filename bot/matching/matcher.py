@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
@@ -25,6 +26,7 @@ import re2
 from rapidfuzz import fuzz
 
 from bot.matching.engine import Hit, TextEngine
+from bot.matching.jobside import job_error_at
 from bot.matching.knownlines import XID_CODE, KnownLine, MatcherParts, mask
 from bot.matching.normalize import Cleaned, clean
 from bot.matching.ranking import MatchConfig, Tally, Titled, decide, rank
@@ -56,6 +58,7 @@ _HITS_PER_PASTE = 20_000
 _CHECK_EVERY = 256
 _LINES_SHOWN = 12  # error-looking lines a result carries (the last ones: where errors usually are)
 _DIGIT_TO_ZERO = str.maketrans("0123456789", "0000000000")
+_RANK_MARK = re.compile(r"\[[Rr]ank ?\d{1,6}\]|\bRank \d{1,6}\b")
 
 
 BLOCK_CHARS = 16 << 10  # what one uninterruptible RE2 scan reads at most
@@ -197,6 +200,18 @@ class Matcher:
             timed_out = self._scan_text(cleaned, lines, tallies, late) or timed_out
         matches = rank(tallies, self._cases, self.config)
         reply, reply_ids = decide(matches, tallies, self.config)
+        # The job's own error beside a report every rank prints (a watchdog): the program error is the cause,
+        # and a case whose proof is only such reports never answers unprompted.
+        # A report every rank prints names ranks; a driver's fallout line (Xid 43 after a user's Xid 13, the
+        # user-fault case's own proof) does not, and keeps its reply.
+        found = job_error_at((n, cleaned.raw_lines[n]) for n in lines) if lines else None
+        own = found[1] if found else None
+        if found is not None and reply and matches:
+            best = tallies[matches[0].case_id]
+            reports = [n for index in best.fallout for n in best.lines.get(index, [])[:50]]
+            by_ranks = any(_RANK_MARK.search(cleaned.raw_lines[n][:2000]) for n in reports)
+            if not best.decisive and by_ranks:
+                reply, reply_ids = False, []
         # Weak candidates from whole case texts for an explicit request: from the error-looking lines, or
         # without any, the last lines.
         picked = lines or list(range(max(0, len(cleaned.raw_lines) - 30), len(cleaned.raw_lines)))
@@ -217,6 +232,7 @@ class Matcher:
             lines_scanned=len(cleaned.raw_lines),
             suspects=suspects,
             xids=xids,
+            job_error=own,
             lines=[_evidence_line(cleaned, n) for n in lines[-_LINES_SHOWN:]],
         )
 

@@ -71,6 +71,7 @@ class MatchResult(BaseModel):
     lines_scanned: int = 0
     suspects: SuspectInfo | None = None
     xids: list[int] = Field(default_factory=list)  # the NVIDIA Xid codes the paste names, in order seen
+    job_error: str | None = None  # a line that is the job's own program error (bot.matching.jobside)
     # The paste's error-looking lines (the last few, cut): what a confirmation may keep (bot.matching.examples).
     lines: list[str] = Field(default_factory=list)
 

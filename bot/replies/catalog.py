@@ -377,6 +377,10 @@ Paste a log in a channel the bot is in and it answers in the thread when it reco
     "topics.symptom": {"en": "Symptoms", "ko": "증상"},
     # -- replies with no case
     "nomatch.headline": {"en": "No known case fits this paste.", "ko": "이 로그에 맞는 알려진 사례가 없습니다."},
+    "nomatch.job_error": {
+        "en": "This looks like an error in the job, not the cluster:",
+        "ko": "클러스터가 아니라 작업 자체의 오류로 보입니다:",
+    },
     "nomatch.closest": {"en": "Closest weak candidates", "ko": "가장 가까운 약한 후보"},
     "unknown.intro": {"en": "No case {raw} in the library.", "ko": "라이브러리에 {raw} 사례가 없습니다."},
     # -- said by the Slack handlers before the reader's language is known (both languages, ``both_langs``)

@@ -280,16 +280,26 @@ def steps(
     count: int,
     drain_first: bool = False,
     runbook: Sequence[RunbookStep] | None = None,
+    history: Mapping[str, Sequence[NodeEvent]] | None = None,
 ) -> list[Line]:
     """The "do now" block with the first ``count`` chosen steps in the reader's language, commands filled,
-    and the same steps in the other language right under it in small type (one line)."""
+    and the same steps in the other language right under it in small type (one line). When node memory
+    knows the node, its count and earlier threads come right before the first command that acts on it."""
     shown = chosen_steps(case, fills, drain_first, runbook)[:count]
     if not shown:
         return []
     md = [f"*{escape_mrkdwn(label('do_now', langs[0]))}*"]
     plain = [label("do_now", langs[0])]
+    host = fills.get("node", "").split(",")[0]
+    earlier = (history or {}).get(host) or ()
+    told = False
     for number, step in enumerate(shown, start=1):
         step_md, step_plain = step_lines(number, step, langs[:1], fills)
+        if earlier and not told and step.command and "{node}" in step.command:
+            told = True
+            said_md, said_plain = repeat_text(host, earlier, langs[0], case.failure_class or "")
+            step_md.insert(1, f"↳ _{said_md}_")
+            step_plain.insert(1, f"   ↳ {said_plain}")
         md += step_md
         plain += step_plain
     if any(step.command and "NODE" in fill_command(step.command, fills) for step in shown):
@@ -362,9 +372,11 @@ def first_reply_lines(
     notes: str = "",
     fills: dict[str, str] | None = None,
     history: Mapping[str, Sequence[NodeEvent]] | None = None,
+    lead: Sequence[Line] = (),
 ) -> list[Line]:
-    """The blocks of the first reply to ``result`` (whose best match is ``case``), in order: the head
-    (verdict, evidence, suspects), as many steps as fit, the "why" lines that still fit, the notes."""
+    """The blocks of the first reply to ``result`` (whose best match is ``case``), in order: ``lead`` (the
+    job's own error, when it is the cause), the head (verdict, evidence, suspects), as many steps as fit,
+    the "why" lines that still fit, the notes."""
     best = result.matches[0]
     named = [cid for cid in result.reply_case_ids if cid != best.case_id]
     fills = fills or {}
@@ -372,7 +384,7 @@ def first_reply_lines(
     failed = result.suspects is not None and result.suspects.failed
     again = failed and any(history.values()) if history else False
     found = suspects(result.suspects, langs, history, case.failure_class or "")
-    head = [*verdict(case, best, named, langs), *evidence(best, langs, case), *found]
+    head = [*lead, *verdict(case, best, named, langs), *evidence(best, langs, case), *found]
     note = [Line(f"_{escape_mrkdwn(notes)}_", notes, "context")] if notes else []
     core = head
     reasons = why(case, langs)
@@ -381,7 +393,7 @@ def first_reply_lines(
     tries = [(count, whole) for count in range(STEPS_SHOWN, 0, -1) for whole in (True, False)]
     fitting = fitting_steps(case, result)
     for count, whole in tries:
-        block = steps(case, fills, langs, count, drain_first=again, runbook=fitting)
+        block = steps(case, fills, langs, count, drain_first=again, runbook=fitting, history=history)
         block = block if whole else block[:1]
         if block and _fits([*head, *block, *reasons[:1], *note]):
             core = [*head, *block]

@@ -15,7 +15,7 @@ from bot.model.case import LANGS, Case, Lang, Localized
 from bot.model.results import Button, Match, MatchResult, NodeEvent, Reply, ReviewRecord, SuspectInfo
 from bot.replies.blocks import context
 from bot.replies.catalog import text
-from bot.replies.first import evidence_words, fill_command, first_reply_lines, step_lines
+from bot.replies.first import Line, evidence_words, fill_command, first_reply_lines, step_lines
 from bot.replies.labels import label, lang_name, tier_text
 from bot.replies.messages import message
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link, truncate
@@ -236,11 +236,18 @@ def match_reply(
     if info is None and suspects:
         info = SuspectInfo(failed=True, summary=suspects, fills=fills or {})
     shown = result.model_copy(update={"suspects": info})
-    for line in first_reply_lines(shown, case, langs, _notes_text(result, lang), fills or {}, history):
+    # The job's own error leads; the case below only explains the reports it caused (a watchdog).
+    lead = [Line(*_job_error(result.job_error, lang))] if result.job_error and not result.reply else []
+    for line in first_reply_lines(shown, case, langs, _notes_text(result, lang), fills or {}, history, lead):
         doc.add(line.text, line.plain, line.kind)
     named = [best.case_id, *[cid for cid in result.reply_case_ids if cid != best.case_id]]
     fallback = f"{best.case_id} ({tier_text(best.tier.value, lang)}): {_title_line(case, lang)[1]}"
     return _finish(doc, fallback, buttons, case_ids=named, tier=best.tier.value, lang=lang)
+
+
+def _job_error(line: str, lang: Lang) -> tuple[str, str]:
+    said, job = text("nomatch.job_error", lang), _one_line(line, 200)
+    return f"*{escape_mrkdwn(said)}*\n> {escape_mrkdwn(job)}", f"{said}\n> {job}"
 
 
 def _pointer_md(match: Match, lang: Lang) -> str:
@@ -286,17 +293,22 @@ def _no_match_reply(result: MatchResult, langs: Sequence[Lang], cases: Mapping[s
     doc = _Doc()
     headline = {lg: text("nomatch.headline", lg) for lg in LANGS}
     doc.add(" / ".join(headline[lg] for lg in langs), " / ".join(headline[lg] for lg in langs))
-    if result.matches:
+    shown = result.matches[:3]
+    if result.job_error is not None:
+        doc.add(*_job_error(result.job_error, lang))
+        # Beside the job's own error, only candidates that matched a line of their own are worth a look.
+        shown = [m for m in shown if any(e.kind == "signature" for e in m.evidence)]
+    if shown:
         heading = text("nomatch.closest", lang)
-        md = "\n".join(_pointer_md(m, lang) for m in result.matches[:3])
-        plain = "\n".join(_pointer_plain(m, lang) for m in result.matches[:3])
+        md = "\n".join(_pointer_md(m, lang) for m in shown)
+        plain = "\n".join(_pointer_plain(m, lang) for m in shown)
         doc.add(f"*{heading}*\n{md}", f"{heading}\n{plain}")
-        for match in result.matches[:1]:
+        for match in shown[:1]:
             if match.evidence:
                 ev_md, ev_plain = _evidence_part(match, lang, cases.get(match.case_id))
                 doc.add(ev_md, ev_plain)
     _notes(doc, result, lang)
-    return _finish(doc, headline[lang], (), case_ids=[m.case_id for m in result.matches[:3]], lang=lang)
+    return _finish(doc, headline[lang], (), case_ids=[m.case_id for m in shown], lang=lang)
 
 
 def case_list_reply(cases: Iterable[Case], heading: str, langs: Sequence[Lang], empty: str) -> Reply:
@@ -329,12 +341,6 @@ def sections_reply(heading: str, sections: Sequence[tuple[str, Sequence[str]]], 
     return _finish(doc, heading, ())
 
 
-def with_note(reply: Reply, note: str) -> Reply:
-    """``reply`` with ``note`` as a context block at the end (escaped)."""
-    block = {"type": "context", "elements": [{"type": "mrkdwn", "text": truncate(escape_mrkdwn(note), 2000)}]}
-    return reply.model_copy(update={"blocks": [*reply.blocks, block][:50], "plain": f"{reply.plain}\n\n{note}"})
-
-
 def _one_md(escaped: str) -> str:
     return truncate(" ".join(escaped.split()), 160)
 
@@ -364,15 +370,6 @@ def bilingual_reply(texts: dict[Lang, str], langs: Sequence[Lang]) -> Reply:
             blocks.append(context(escape_mrkdwn(texts[lang])))
             plain.append(texts[lang])
     return Reply(text=fallback(first, FALLBACK_LIMIT), blocks=blocks, plain="\n\n".join(plain))
-
-
-def unknown_id_reply(raw: str, suggestions: Sequence[Case], langs: Sequence[Lang]) -> Reply:
-    lang = langs[0]
-    said = " ".join(text("unknown.intro", lg, raw=repr(raw)) for lg in langs)
-    if not suggestions:
-        return message_reply(said)
-    closest = text("unknown.closest", lang)
-    return case_list_reply(suggestions, f"{said} {closest}:", langs, "")
 
 
 # -- Block Kit assembly ---------------------------------------------------------------------------------
