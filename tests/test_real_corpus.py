@@ -79,6 +79,8 @@ def test_coverage_negatives_and_explicit_share() -> None:
     # Rarely pasted in public: NCCL checks versions across ranks only since 2.23.4 (Sep 2024); two searches
     # found 3 citable pastes. A known shortfall (README), held to what it has, in both splits.
     thin = {"PUB-0035": 3}
+    # PUB-0018 (clock skew) had 5 only because one deis thread's paste was there twice; 4 distinct ones.
+    thin["PUB-0018"] = 4
     # The newest GPUs' Xids (Hopper and Blackwell: 140, 144-150, 154) have few public pastes yet; their
     # cases are checked on written fixtures built from NVIDIA's documented message formats
     # (tests/fixtures/pastes/new-*), kept out of the real-corpus figures. Disk quota apart from disk full
@@ -99,3 +101,13 @@ def test_no_email_addresses_or_credentials() -> None:
     )
     for row in ROWS:
         assert not secret.search((REAL / "pastes" / row["file"]).read_text(encoding="utf-8")), row["file"]
+
+
+def test_no_two_pastes_share_their_text() -> None:
+    """A paste counted twice (cut twice from one comment, or the same one-line error in two threads) weighs
+    double, and across the splits it leaks `test` into `dev`: whitespace aside, every paste is distinct."""
+    seen: dict[str, str] = {}
+    for row in ROWS:
+        text = " ".join((REAL / "pastes" / row["file"]).read_text(encoding="utf-8").split())
+        assert text not in seen, (row["file"], seen.get(text))
+        seen[text] = row["file"]
