@@ -226,12 +226,17 @@ class Named:
 def named_failures(raw_lines: Sequence[str]) -> Named:
     """Hosts, jobs and GPU bus ids from the lines that name where a failure happened (``_NAMING``), in the
     order seen; at most ``_MAX_NAMING_LINES`` such lines are read."""
+    return _named_in("\n".join(raw_lines))
+
+
+def _named_in(text: str) -> Named:
+    """:func:`named_failures` of the paste's lines already joined (``text``)."""
     hosts: dict[str, None] = {}
     jobs: dict[str, None] = {}
     pci: dict[str, None] = {}
     srun_hosts: dict[str, None] = {}
     died: dict[str, None] = {}
-    for line in _naming_lines("\n".join(raw_lines)):
+    for line in _naming_lines(text):
         for found in _SRUN_TASK.finditer(line):
             srun_hosts.setdefault(found.group(1), None)
         for found in _TASK_DIED.finditer(line):
@@ -302,8 +307,9 @@ def extract_suspects(
             value = _first(found.groups())
             if value and value not in jobs:
                 jobs.append(value)
+    text = "\n".join(raw_lines)  # once: a 2 MiB paste is read whole by both of these
     if ranks and not hosts:
-        ties = _rank_hosts("\n".join(raw_lines))
+        ties = _rank_hosts(text)
         for rank in sorted(ranks):
             if rank in ties:
                 hosts[ties[rank]] += 1
@@ -311,7 +317,7 @@ def extract_suspects(
         # Fallout lines that name no rank are not a report every rank prints: they are the node's own
         # (a driver's Xid 154 naming the recovery action after another Xid), so they say where it failed.
         failed, collective = True, False
-    named = named_failures(raw_lines)
+    named = _named_in(text)
     if named.hosts and (failed or not hosts or collective):
         # A line that names where it failed outranks the hosts that only reported it; beside failing hosts
         # it adds the others that failed too (every one is listed, none picked).
