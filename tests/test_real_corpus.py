@@ -5,6 +5,7 @@ How well the matcher does on it is tested in ``test_real_quality.py``."""
 from __future__ import annotations
 
 import csv
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -27,6 +28,23 @@ def manifest() -> list[dict[str, str]]:
 
 ROWS = manifest()
 CASE_IDS = {path.stem for path in BUNDLED_CASES.glob("*.json")}
+
+
+def _aliases() -> dict[str, str]:
+    with (REAL / "aliases.tsv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    assert all(row["why"] for row in rows)
+    return {row["name"].lower(): row["project"].lower() for row in rows}
+
+
+ALIASES = _aliases()
+
+
+def project(source: str) -> str:
+    """The project a source belongs to, whatever its name: a renamed repository and a mirror are one
+    project (``aliases.tsv``); GitHub names are case-insensitive."""
+    name = source.lower()
+    return ALIASES.get(name, name)
 
 
 def _thread(url: str) -> str:
@@ -52,16 +70,51 @@ def test_row_is_well_formed(row: dict[str, str]) -> None:
     assert 1 <= len(lines) <= 80
 
 
-def test_no_source_is_in_both_splits() -> None:
+def test_no_project_is_in_both_splits() -> None:
     splits: dict[str, set[str]] = {}
     for row in ROWS:
-        splits.setdefault(row["source"], set()).add(row["split"])
+        splits.setdefault(project(row["source"]), set()).add(row["split"])
     assert [source for source, seen in splits.items() if len(seen) > 1] == []
+
+
+def test_the_alias_table_names_projects_the_corpus_uses() -> None:
+    sources = {row["source"].lower() for row in ROWS}
+    assert set(ALIASES) <= sources
+    assert project("nvidia/NVIDIA-docker") == "nvidia/nvidia-container-toolkit"
+    assert project("gt.520403.xyz") == "nvidia/open-gpu-kernel-modules"
+
+
+_THREAD_URL = re.compile(r"https://(?:github\.com|gt\.520403\.xyz)/([^/]+/[^/]+)/(?:issues|pull|discussions)/")
+
+
+def _url_project(url: str) -> str | None:
+    """The project of a thread URL (an issue, pull request or discussion; a forum's host), else None: a
+    link into a project's source code is where a string is printed, not a paste."""
+    if found := _THREAD_URL.match(url):
+        return project(found.group(1))
+    if url.startswith("https://github.com/") or url.startswith("https://gt.520403.xyz/"):
+        return None
+    host = re.match(r"https://([^/]+)/", url)
+    return project(host.group(1)) if host else None
+
+
+def test_no_signature_learns_from_a_test_project() -> None:
+    """A signature's ``sources`` and example URLs point into `dev` projects or outside the corpus, never
+    into a thread of a project in `test` (the split is by project, so `test` stays unseen)."""
+    in_test = {project(row["source"]) for row in ROWS if row["split"] == "test"}
+    found = []
+    for path in sorted(BUNDLED_CASES.glob("*.json")):
+        case = json.loads(path.read_text(encoding="utf-8"))
+        for number, signature in enumerate(case.get("signatures", [])):
+            for url in signature.get("sources", []):
+                if _url_project(url) in in_test:
+                    found.append((case["id"], number, url))
+    assert found == []
 
 
 def test_caps_per_thread_and_per_source() -> None:
     assert max(Counter(_thread(row["url"]) for row in ROWS).values()) <= 3
-    assert max(Counter(row["source"] for row in ROWS).values()) <= 10
+    assert max(Counter(project(row["source"]) for row in ROWS).values()) <= 10
 
 
 def test_coverage_negatives_and_explicit_share() -> None:
