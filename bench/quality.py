@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from bench.curves import draw
 from bot.library.case_store import load_library
 from bot.matching.matcher import Matcher
 from bot.matching.quality import Labelled, Outcome, Report, bm25_baseline, evaluate
@@ -33,16 +34,25 @@ def load_pastes(directory: Path = PASTES) -> list[Labelled]:
     return pastes
 
 
+def aliases(directory: Path = REAL) -> dict[str, str]:
+    """A source's other names (a renamed repository, a mirror) to the project it belongs to, lower case."""
+    with (directory / "aliases.tsv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return {row["name"].lower(): row["project"].lower() for row in rows}
+
+
 def load_real(split: str, directory: Path = REAL) -> list[Labelled]:
     """The real pastes of one split (``dev`` or ``test``) from the manifest."""
     with (directory / "manifest.tsv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    other_name = aliases(directory)
     return [
         Labelled(
             row["file"],
             (directory / "pastes" / row["file"]).read_bytes(),
             () if row["accept"] == "negative" else tuple(row["accept"].split(",")),
             explicit_only=row["explicit_only"] == "true",
+            project=other_name.get(row["source"].lower(), row["source"].lower()),
         )
         for row in rows
         if row["split"] == split
@@ -70,33 +80,60 @@ def misses(report: Report) -> list[Outcome]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--show", choices=["fixtures", "dev", "test"], action="append", default=[])
+    parser.add_argument(
+        "--sets",
+        default="fixtures,dev,test",
+        help="which sets to evaluate (comma-separated); the per-class table needs dev and test",
+    )
+    parser.add_argument("--no-write", action="store_true", help=f"do not rewrite {DOCS.relative_to(ROOT)}/")
     args = parser.parse_args(argv)
     library = load_library(ROOT / "cases")
     matcher = Matcher(library.cases, library.signatures, sets=library.sets)
     cases = list(library.cases.values())
-    sets = {"fixtures": load_pastes(), "dev": load_real("dev"), "test": load_real("test")}
+    chosen = set(args.sets.split(","))
+    loaders = {"fixtures": load_pastes, "dev": lambda: load_real("dev"), "test": lambda: load_real("test")}
+    sets = {name: load() for name, load in loaders.items() if name in chosen}
     reports: dict[str, Report] = {}
-    print(
+    table = [
         "| set | pastes (known / unrelated) | hit@1 | hit@3 | unprompted reply | wrong replies "
-        "| replies to unrelated | empty | BM25 hit@1 | BM25 hit@3 |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        "| replies to unrelated | empty | BM25 hit@1 | BM25 hit@3 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    print("\n".join(table))
     for name, pastes in sets.items():
         report = evaluate(matcher, pastes)
         base = bm25_baseline(cases, pastes).summary()
         s = report.summary()
-        print(
+        table.append(
             f"| {name} | {len(pastes)} ({s['positives']:.0f} / {s['negatives']:.0f}) | {_pct(s['hit@1'])} | "
             f"{_pct(s['hit@3'])} | {_pct(s['reply'])} | {_pct(s['wrong_reply'])} | {_pct(s['negative_reply'])} | "
             f"{_pct(s['empty'])} | {_pct(base['hit@1'])} | {_pct(base['hit@3'])} |"
         )
+        print(table[-1])
         reports[name] = report
         if name in args.show:
             for outcome in misses(report):
                 print(_line(outcome), file=sys.stderr)
-    print()
-    print(class_table(reports, {case.id: case.failure_class or case.id for case in cases}))
+    if {"dev", "test"} <= set(reports):
+        classes = class_table(reports, {case.id: case.failure_class or case.id for case in cases})
+        print()
+        print(classes)
+        if not args.no_write and set(reports) == set(loaders):
+            write_docs(table, classes, reports, matcher.reply_model.threshold)
     return 0
+
+
+DOCS = ROOT / "docs" / "quality"
+
+
+def write_docs(table: list[str], classes: str, reports: dict[str, Report], threshold: float) -> None:
+    """The tables and the precision–recall curve, for the docs to show (rewritten by every full run)."""
+    DOCS.mkdir(parents=True, exist_ok=True)
+    head = "<!-- written by `make quality` (bench/quality.py); do not edit -->\n\n"
+    (DOCS / "figures.md").write_text(head + "\n".join(table) + "\n", encoding="utf-8")
+    (DOCS / "classes.md").write_text(head + classes + "\n", encoding="utf-8")
+    draw(reports, threshold, DOCS / "reply-pr.svg")
+    print(f"\nwrote {DOCS.relative_to(ROOT)}/figures.md, classes.md and reply-pr.svg", file=sys.stderr)
 
 
 def class_table(reports: dict[str, Report], classes: dict[str, str]) -> str:

@@ -14,6 +14,7 @@ import pytest
 
 from bot.library.case_store import load_library
 from bot.library.review import review_library
+from bot.matching.matcher import Matcher
 from bot.matching.normalize import clean
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +106,12 @@ def test_no_decisive_signature_fires_on_a_negative(negative: Path) -> None:
         for sig in LIBRARY.signatures
         if sig.decisive and any(sig.search(line) for line in text.split("\n"))
     ]
-    assert fired == []
+    if fired:
+        # One kind of negative is hit on purpose: a NaN gradient norm once, then finite ones. The proof is
+        # real and the matcher calls it transient (bot.matching.numerics), so it never replies.
+        result = Matcher(LIBRARY.cases, LIBRARY.signatures, sets=LIBRARY.sets).match(text, slack_encoded=False)
+        assert result.transient is not None and not result.reply, fired
+        assert {name.split(":")[0] for name in fired} == {result.matches[0].case_id}
 
 
 # -- Korean notes, the glossary and what commands assume ------------------------------------------------------
@@ -121,7 +127,7 @@ def _signature_items() -> list[tuple[str, int, dict[str, Any]]]:
 
 def test_every_signature_has_a_korean_note_next_to_the_english_one() -> None:
     items = _signature_items()
-    assert len(items) == 242
+    assert len(items) == 250
     for case_id, number, sig in items:
         where = f"{case_id} signatures[{number}]"
         keys = list(sig)

@@ -55,23 +55,41 @@ class CaseTextRanker:
             engine = TextEngine.build(documents, max_df_share=CASE_TEXT_DF_SHARE, identifiers=False)
         self._index = engine
 
-    def fill(self, query_lines: Sequence[str], matches: list[Match], cap: int, floor: int) -> list[Match]:
-        """``matches`` filled up to ``cap`` with the cases whose text is closest to ``query_lines``, each
-        ranked after every case already there, scored at least ``floor`` and never above ``TOP_SCORE``."""
+    def search(self, query_lines: Sequence[str], top: int) -> list[tuple[str, float]]:
+        """The cases whose text is closest to ``query_lines`` (id and BM25 score, best first), weakest
+        hits dropped: the ranking the reply decision compares the line stages with, and what ``fill``
+        takes its candidates from."""
+        if not self._ids:
+            return []
+        hits = self._index.search("\n".join(query_lines[-QUERY_LINES:]), top=top, limit=4000)
+        if not hits or hits[0].score < MIN_HIT:
+            return []
+        return [(self._ids[hit.doc], hit.score) for hit in hits if hit.score >= max(MIN_HIT, hits[0].score * 0.3)]
+
+    def fill(
+        self,
+        query_lines: Sequence[str],
+        matches: list[Match],
+        cap: int,
+        floor: int,
+        found: list[tuple[str, float]] | None = None,
+    ) -> list[Match]:
+        """``matches`` filled up to ``cap`` with the cases whose text is closest to ``query_lines`` (or
+        ``found``, their :meth:`search` made earlier), each ranked after every case already there, scored
+        at least ``floor`` and never above ``TOP_SCORE``."""
         room = cap - len(matches)
         if room <= 0 or not self._ids:
             return matches
-        hits = self._index.search("\n".join(query_lines[-QUERY_LINES:]), top=cap + len(matches), limit=4000)
-        if not hits or hits[0].score < MIN_HIT:
+        hits = self.search(query_lines, cap + len(matches)) if found is None else found
+        if not hits:
             return matches
         ceiling = min([m.score for m in matches] + [TOP_SCORE])
         shown = {m.case_id for m in matches}
         added: list[Match] = []
-        for hit in hits:
-            case_id = self._ids[hit.doc]
-            if case_id in shown or hit.score < max(MIN_HIT, hits[0].score * 0.3):
+        for case_id, points in hits:
+            if case_id in shown:
                 continue
-            score = max(floor, min(ceiling, round(TOP_SCORE * hit.score / hits[0].score)))
+            score = max(floor, min(ceiling, round(TOP_SCORE * points / hits[0][1])))
             case = self._cases[case_id]
             added.append(
                 Match(

@@ -25,11 +25,14 @@ from typing import Any, cast
 import re2
 from rapidfuzz import fuzz
 
+from bot.matching.decision import ReplyModel, decide
 from bot.matching.engine import Hit, TextEngine
 from bot.matching.jobside import job_error_at
 from bot.matching.knownlines import XID_CODE, KnownLine, MatcherParts, mask
 from bot.matching.normalize import Cleaned, clean
-from bot.matching.ranking import MatchConfig, Tally, Titled, decide, rank
+from bot.matching.numerics import transient
+from bot.matching.ranking import MatchConfig, Tally, Titled, rank
+from bot.matching.reply_weights import REPLY_MODEL
 from bot.matching.signatures import (
     CompiledSignature,
     LazySignatures,
@@ -95,12 +98,15 @@ class Matcher:
         *,
         sets: SignatureSets | None = None,
         parts: MatcherParts | None = None,
+        reply_model: ReplyModel = REPLY_MODEL,
     ) -> None:
         """``sets``: the automatons already built for exactly ``signatures`` (the case store builds them
         while screening); built here otherwise. ``parts``: the known-line and case-text indexes built
         earlier for these cases (the start-up snapshot keeps them); without them ``cases`` must be whole
-        cases, from which they are built here."""
+        cases, from which they are built here. ``reply_model``: the unprompted reply decision
+        (``bot.matching.decision``; the bundled one is fitted on the real pastes' `dev` split)."""
         self.config = config or MatchConfig()
+        self.reply_model = reply_model
         self._cases = cases
         self._signatures = signatures if isinstance(signatures, LazySignatures) else list(signatures)
         same = sets is not None and (
@@ -199,24 +205,40 @@ class Matcher:
             lines, timed_out = self._candidate_lines(cleaned, late)
             timed_out = self._scan_text(cleaned, lines, tallies, late) or timed_out
         matches = rank(tallies, self._cases, self.config)
-        reply, reply_ids = decide(matches, tallies, self.config)
+        # What the whole case texts say of the paste's error-looking lines (or without any, its last lines):
+        # a feature of the reply decision, and the weak candidates an explicit request is offered.
+        picked = lines or list(range(max(0, len(cleaned.raw_lines) - 30), len(cleaned.raw_lines)))
+        query = [cleaned.clean_line(n) for n in picked]
+        by_text = self._case_text.search(query, 2 * self.config.max_candidates)
+        found = job_error_at((n, cleaned.raw_lines[n]) for n in lines) if lines else None
+        decision = decide(
+            matches,
+            tallies,
+            self.config,
+            self.reply_model,
+            text_ranking=[case_id for case_id, _ in by_text],
+            job_error=found is not None,
+            lines=len(cleaned.raw_lines),
+        )
+        reply, reply_ids = decision.reply, decision.case_ids
+        features, probability = decision.features, decision.probability
         # The job's own error beside a report every rank prints (a watchdog): the program error is the cause,
         # and a case whose proof is only such reports never answers unprompted.
         # A report every rank prints names ranks; a driver's fallout line (Xid 43 after a user's Xid 13, the
         # user-fault case's own proof) does not, and keeps its reply.
-        found = job_error_at((n, cleaned.raw_lines[n]) for n in lines) if lines else None
         own = found[1] if found else None
         if found is not None and reply and matches:
             best = tallies[matches[0].case_id]
             reports = [n for index in best.fallout for n in best.lines.get(index, [])[:50]]
             by_ranks = any(_RANK_MARK.search(cleaned.raw_lines[n][:2000]) for n in reports)
             if not best.decisive and by_ranks:
-                reply, reply_ids = False, []
-        # Weak candidates from whole case texts for an explicit request: from the error-looking lines, or
-        # without any, the last lines.
-        picked = lines or list(range(max(0, len(cleaned.raw_lines) - 30), len(cleaned.raw_lines)))
-        query = [cleaned.clean_line(n) for n in picked]
-        matches = self._case_text.fill(query, matches, self.config.max_candidates, self.config.min_score)
+                reply, reply_ids, features, probability = False, [], None, None
+        # A NaN gradient norm once, then finite ones: loss scaling at work, never an unprompted reply.
+        calm = self._transient(cleaned, tallies[matches[0].case_id]) if matches else None
+        if calm is not None:
+            reply, reply_ids, features, probability = False, [], None, None
+        # Weak candidates from whole case texts for an explicit request.
+        matches = self._case_text.fill(query, matches, self.config.max_candidates, self.config.min_score, by_text)
         suspects = self._suspects(cleaned, tallies[matches[0].case_id]) if matches else None
         xids = _xid_codes(cleaned.text, late) if matches else []
         return MatchResult(
@@ -233,8 +255,19 @@ class Matcher:
             suspects=suspects,
             xids=xids,
             job_error=own,
+            transient=calm,
+            reply_features=features,
+            reply_probability=probability,
             lines=[_evidence_line(cleaned, n) for n in lines[-_LINES_SHOWN:]],
         )
+
+    @staticmethod
+    def _transient(cleaned: Cleaned, tally: Tally) -> str | None:
+        """Why the best case's proof is transient (``bot.matching.numerics``), or None."""
+        proof = [n for index in [*tally.decisive, *tally.fallout] for n in tally.lines.get(index, [])[:3]]
+        if not proof and tally.text_line is not None and tally.text_strength is Strength.DECISIVE:
+            proof = [tally.text_line]
+        return transient(cleaned.raw_lines, proof)
 
     @staticmethod
     def _suspects(cleaned: Cleaned, tally: Tally) -> SuspectInfo | None:

@@ -22,6 +22,7 @@ class Labelled:
     text: bytes
     accept: tuple[str, ...]  # empty for a negative
     explicit_only: bool = False  # a known failure with no proof on its own: a candidate on request only
+    project: str = ""  # where it was posted (a real paste's project: what cross-validation groups by)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,7 @@ class Outcome:
     scores: tuple[int, ...]
     replied: bool
     reply_ids: tuple[str, ...]
+    probability: float | None = None  # the reply model's, None when no threshold could make it reply
 
     @property
     def positive(self) -> bool:
@@ -104,6 +106,7 @@ def evaluate(matcher: Matcher, pastes: Sequence[Labelled]) -> Report:
                 scores=tuple(m.score for m in result.matches),
                 replied=result.reply,
                 reply_ids=tuple(result.reply_case_ids),
+                probability=result.reply_probability,
             )
         )
     return report

@@ -27,7 +27,7 @@ class MatchConfig:
     max_text_lines: int = 400
     min_score: int = 15
     strong_score: int = 60
-    reply_margin: int = 10
+    reply_margin: int = 10  # two classes with proof closer than this: the bot does not choose unprompted
     same_class_band: int = 5
     fuzzy_floor: int = 85
     docs_per_case: int = 16
@@ -120,34 +120,3 @@ def has_proof(tally: Tally, decisive_elsewhere: bool, config: MatchConfig) -> bo
         return True
     near = tally.text_sim >= config.fuzzy_floor and tally.text_strength is Strength.DECISIVE
     return near and not (tally.text_fallout and decisive_elsewhere)
-
-
-def decide(matches: list[Match], tallies: Mapping[str, Tally], config: MatchConfig) -> tuple[bool, list[str]]:
-    """Reply when the best case is exact or strong, has proof of its own (:func:`has_proof`: supporting
-    hits alone never make an unprompted reply, a rule no tuning of the scores may trade away) and no rival
-    comes within the margin. A rival is a case of another failure class that explains the paste with
-    other lines: a case whose every matched line the best case matched too explains the same evidence (a
-    companion), and may be named beside it when it is as sure."""
-    if not matches or matches[0].tier is Tier.WEAK:
-        return False, []
-    best = matches[0]
-    elsewhere = any(tally.decisive for case_id, tally in tallies.items() if case_id != best.case_id)
-    if not has_proof(tallies[best.case_id], elsewhere, config):
-        return False, []
-    best_lines = tallies[best.case_id].line_set()
-
-    def companion(other: Match) -> bool:
-        if best.failure_class is not None and other.failure_class == best.failure_class:
-            return True
-        other_lines = tallies[other.case_id].line_set()
-        return bool(other_lines) and other_lines <= best_lines
-
-    rivals = [m.score for m in matches[1:] if not companion(m)]
-    if rivals and best.score - max(rivals) < config.reply_margin:
-        return False, []
-    close = [
-        m.case_id
-        for m in matches[1:]
-        if companion(m) and m.tier is not Tier.WEAK and best.score - m.score <= config.same_class_band
-    ]
-    return True, [best.case_id, *close[:1]]

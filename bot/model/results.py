@@ -72,6 +72,11 @@ class MatchResult(BaseModel):
     suspects: SuspectInfo | None = None
     xids: list[int] = Field(default_factory=list)  # the NVIDIA Xid codes the paste names, in order seen
     job_error: str | None = None  # a line that is the job's own program error (bot.matching.jobside)
+    transient: str | None = None  # why the proof is a one-off the run recovered from (bot.matching.numerics)
+    # What the unprompted reply was decided from (bot.matching.decision): None when no threshold could make
+    # it reply (no case with proof of its own, or a rule outside the model said no).
+    reply_features: dict[str, float] | None = None
+    reply_probability: float | None = None
     # The paste's error-looking lines (the last few, cut): what a confirmation may keep (bot.matching.examples).
     lines: list[str] = Field(default_factory=list)
 

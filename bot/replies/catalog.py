@@ -169,6 +169,12 @@ CATALOG: dict[str, dict[Lang, str]] = {
         "en": "Matching hit its deadline; this is what was found in time.",
         "ko": "대조가 제한 시간에 걸렸습니다. 그때까지 찾은 결과입니다.",
     },
+    "notes.transient": {
+        "en": "The gradient norm was NaN or inf only briefly and finite values followed: "
+        "that is loss scaling skipping a step, not divergence.",
+        "ko": "그래디언트 노름이 잠깐만 NaN 또는 inf였고 그 뒤로 유한한 값이 이어졌습니다. "
+        "발산이 아니라 loss scaling이 스텝 하나를 건너뛴 것입니다.",
+    },
     "cut": {"en": "Cut to fit Slack's limits.", "ko": "Slack 한도에 맞춰 잘랐습니다."},
     "full_case": {"en": "Full case", "ko": "전체 사례"},
     "details.none": {

@@ -279,6 +279,8 @@ def _notes_text(result: MatchResult, lang: Lang) -> str:
         notes.append(label("notes.long", lang).format(n=f"{result.long_lines:,}"))
     if result.timed_out:
         notes.append(label("notes.deadline", lang))
+    if result.transient:
+        notes.append(label("notes.transient", lang))
     return " ".join(notes)
 
 
