@@ -8,7 +8,7 @@ STAMP = $(VENV)/.installed-stamp
 RUN_VENV ?= .venv-run
 RUN_STAMP = $(RUN_VENV)/.installed-stamp
 
-.PHONY: help run test lint typecheck pytest stress mutants bench quality ordinary clean
+.PHONY: help run test lint typecheck docs pytest stress mutants bench quality ordinary clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "incident-bot needs Python 3.11+")'
@@ -40,7 +40,13 @@ typecheck: $(STAMP)  ## mypy --strict
 pytest: $(STAMP)  ## the test suite only
 	$(BIN)/pytest
 
-test: lint typecheck pytest  ## ruff, mypy --strict and every test
+# The docs site, strictly: a broken link, a missing anchor or a page left out of the navigation fails; so does
+# a generated page (configuration, command reference) that differs from what the code gives.
+docs: $(STAMP)  ## build the docs site into site/ (strict)
+	$(BIN)/python tools/gen_docs.py --check
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+test: lint typecheck docs pytest  ## ruff, mypy --strict, the docs build and every test
 
 # The multi-process and timing tests (@pytest.mark.timing), STRESS_COUNT times each, two at a time, with
 # every core kept busy: stress-ng --cpu 0 (one worker per core) when installed, else a busy loop per core.
@@ -69,4 +75,4 @@ ordinary: $(STAMP)  ## rebuild the ordinary-vocabulary list
 	$(BIN)/python tests/build_ordinary.py
 
 clean:  ## remove the virtualenvs, caches and data/
-	rm -rf $(VENV) $(RUN_VENV) .mypy_cache .ruff_cache .pytest_cache data mutants
+	rm -rf $(VENV) $(RUN_VENV) .mypy_cache .ruff_cache .pytest_cache data mutants site

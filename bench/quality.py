@@ -130,8 +130,10 @@ def write_docs(table: list[str], classes: str, reports: dict[str, Report], thres
     """The tables and the precision–recall curve, for the docs to show (rewritten by every full run)."""
     DOCS.mkdir(parents=True, exist_ok=True)
     head = "<!-- written by `make quality` (bench/quality.py); do not edit -->\n\n"
-    (DOCS / "figures.md").write_text(head + "\n".join(table) + "\n", encoding="utf-8")
-    (DOCS / "classes.md").write_text(head + classes + "\n", encoding="utf-8")
+    figures = "# Quality figures\n\n" + head + "\n".join(table) + "\n"
+    (DOCS / "figures.md").write_text(figures, encoding="utf-8")
+    per_class = "# Quality per failure class\n\n" + head + classes + "\n"
+    (DOCS / "classes.md").write_text(per_class, encoding="utf-8")
     draw(reports, threshold, DOCS / "reply-pr.svg")
     print(f"\nwrote {DOCS.relative_to(ROOT)}/figures.md, classes.md and reply-pr.svg", file=sys.stderr)
 

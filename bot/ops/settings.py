@@ -53,54 +53,254 @@ def placeholders(values: dict[str, object]) -> list[str]:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True)
 
-    cases_dir: Path = Field(default=BUNDLED_CASES, validation_alias="CASES_DIR")
-    data_dir: Path = Field(default=Path("data"), validation_alias="DATA_DIR")
-    database_url: str | None = Field(default=None, validation_alias="DATABASE_URL")
-
-    slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
-    slack_signing_secret: SecretStr | None = Field(default=None, validation_alias="SLACK_SIGNING_SECRET")
-    slack_app_token: SecretStr | None = Field(default=None, validation_alias="SLACK_APP_TOKEN")
-    slack_api_url: str = Field(default="https://slack.com/api/", validation_alias="SLACK_API_URL")
-    slack_file_hosts: str = Field(default="https://files.slack.com", validation_alias="SLACK_FILE_HOSTS")
-    port: int = Field(default=3000, ge=0, le=65535, validation_alias="PORT")
-    host: str = Field(default="0.0.0.0", validation_alias="HOST")  # noqa: S104 - a server listens on all interfaces
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(default="INFO", validation_alias="LOG_LEVEL")
-    log_format: Literal["auto", "json", "console"] = Field(default="auto", validation_alias="LOG_FORMAT")
-
-    digest_channel: str | None = Field(default=None, validation_alias="DIGEST_CHANNEL")
-    digest_cron: str = Field(default=_DEFAULT_CRON, validation_alias="DIGEST_CRON")
-    digest_timezone: str = Field(default="Asia/Seoul", validation_alias="DIGEST_TIMEZONE")
-    digest_lookback_days: int = Field(default=30, ge=1, le=3650, validation_alias="DIGEST_LOOKBACK_DAYS")
-    digest_post_empty: bool = Field(default=False, validation_alias="DIGEST_POST_EMPTY")
-    digest_lease_seconds: int = Field(default=600, ge=10, validation_alias="DIGEST_LEASE_SECONDS")
-
-    match_deadline_seconds: float = Field(default=2.0, gt=0, le=60, validation_alias="MATCH_DEADLINE_SECONDS")
-    match_workers: int = Field(default=2, ge=1, le=64, validation_alias="MATCH_WORKERS")
-    match_queue: int = Field(default=6, ge=0, le=1000, validation_alias="MATCH_QUEUE")
-    max_paste_bytes: int = Field(default=2 << 20, ge=1024, validation_alias="MAX_PASTE_BYTES")
-    max_file_bytes: int = Field(default=32 << 20, ge=1024, validation_alias="MAX_FILE_BYTES")
-    library_api_url: str | None = Field(default=None, validation_alias="LIBRARY_API_URL")
-    library_sync_minutes: int = Field(default=0, ge=0, validation_alias="LIBRARY_SYNC_MINUTES")
-    cases_reload_seconds: int = Field(default=0, ge=0, validation_alias="CASES_RELOAD_SECONDS")
-    example_retention_days: int = Field(default=90, ge=1, le=3650, validation_alias="EXAMPLE_RETENTION_DAYS")
-    # Slack user ids (comma-separated) whose confirmation alone makes an example decisive.
-    reviewers: str = Field(default="", validation_alias="REVIEWERS")
-    node_memory_days: int = Field(default=14, ge=1, le=365, validation_alias="NODE_MEMORY_DAYS")
-    node_retention_days: int = Field(default=90, ge=1, le=3650, validation_alias="NODE_RETENTION_DAYS")
-    node_aliases: str = Field(default="", validation_alias="NODE_ALIASES")
-    mcp_host: str = Field(default="127.0.0.1", validation_alias="MCP_HOST")
-    mcp_port: int = Field(default=8765, ge=0, le=65535, validation_alias="MCP_PORT")
-    mcp_token: SecretStr | None = Field(default=None, validation_alias="MCP_TOKEN")
-    mcp_allowed_hosts: str = Field(default="", validation_alias="MCP_ALLOWED_HOSTS")
-    mcp_allowed_origins: str = Field(default="", validation_alias="MCP_ALLOWED_ORIGINS")
-    case_id_prefix: str = Field(
-        default="LOC", min_length=1, max_length=10, pattern=r"^[A-Za-z]{1,10}$", validation_alias="CASE_ID_PREFIX"
+    cases_dir: Path = Field(
+        default=BUNDLED_CASES,
+        validation_alias="CASES_DIR",
+        description="case directory",
+        json_schema_extra={"shown_default": "the bundled `cases/`"},
     )
-    noise_window_minutes: int = Field(default=60, ge=0, validation_alias="NOISE_WINDOW_MINUTES")
-    dedupe_ttl_seconds: int = Field(default=3600, ge=60, validation_alias="DEDUPE_TTL_SECONDS")
+    data_dir: Path = Field(
+        default=Path("data"), validation_alias="DATA_DIR", description="where the embedded SQLite file lives"
+    )
+    database_url: str | None = Field(
+        default=None,
+        validation_alias="DATABASE_URL",
+        description="`sqlite:///…` or `postgresql://…` (several bot processes share PostgreSQL)",
+        json_schema_extra={"shown_default": "`sqlite:///$DATA_DIR/incident-bot.sqlite3`"},
+    )
+
+    slack_bot_token: SecretStr | None = Field(
+        default=None,
+        validation_alias="SLACK_BOT_TOKEN",
+        description=(
+            "`xoxb-…`; without it bare `incident-bot` opens the console and `incident-bot run` refuses to start"
+        ),
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, validation_alias="SLACK_SIGNING_SECRET", description="required in HTTP mode"
+    )
+    slack_app_token: SecretStr | None = Field(
+        default=None, validation_alias="SLACK_APP_TOKEN", description="`xapp-…`; when set, Socket Mode"
+    )
+    slack_api_url: str = Field(
+        default="https://slack.com/api/",
+        validation_alias="SLACK_API_URL",
+        description="Web API base URL for every client (point it at a fake in tests)",
+    )
+    slack_file_hosts: str = Field(
+        default="https://files.slack.com",
+        validation_alias="SLACK_FILE_HOSTS",
+        description=(
+            "comma-separated origins the bot token may be sent to when downloading a shared file; a "
+            "file elsewhere, or a redirect off them, is not fetched"
+        ),
+    )
+    port: int = Field(default=3000, ge=0, le=65535, validation_alias="PORT", description="port of the HTTP listener")
+    host: str = Field(
+        default="0.0.0.0",  # noqa: S104 - a server listens on all interfaces
+        validation_alias="HOST",
+        description=("address of the HTTP listener: `/slack/events` (HTTP mode), `/healthz`, `/readyz`, `/metrics`"),
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", validation_alias="LOG_LEVEL", description="`DEBUG`, `INFO`, `WARNING` or `ERROR`"
+    )
+    log_format: Literal["auto", "json", "console"] = Field(
+        default="auto",
+        validation_alias="LOG_FORMAT",
+        description="`json`, `console`, or `auto` (JSON unless stderr is a terminal)",
+    )
+
+    digest_channel: str | None = Field(
+        default=None,
+        validation_alias="DIGEST_CHANNEL",
+        description="channel id for the weekly digest; no digest job without it",
+    )
+    digest_cron: str = Field(
+        default=_DEFAULT_CRON,
+        validation_alias="DIGEST_CRON",
+        description="when the digest goes out (crontab: minute hour day month weekday)",
+    )
+    digest_timezone: str = Field(
+        default="Asia/Seoul",
+        validation_alias="DIGEST_TIMEZONE",
+        description="the time zone of `DIGEST_CRON` and of the digest's dates",
+    )
+    digest_lookback_days: int = Field(
+        default=30,
+        ge=1,
+        le=3650,
+        validation_alias="DIGEST_LOOKBACK_DAYS",
+        description="how far back a review still counts as new",
+    )
+    digest_post_empty: bool = Field(
+        default=False, validation_alias="DIGEST_POST_EMPTY", description='post a "no new cases" note for an empty week'
+    )
+    digest_lease_seconds: int = Field(
+        default=600,
+        ge=10,
+        validation_alias="DIGEST_LEASE_SECONDS",
+        description="how long a claimed digest period is held before another process may take over",
+    )
+
+    match_deadline_seconds: float = Field(
+        default=2.0, gt=0, le=60, validation_alias="MATCH_DEADLINE_SECONDS", description="per-request matching deadline"
+    )
+    match_workers: int = Field(
+        default=2, ge=1, le=64, validation_alias="MATCH_WORKERS", description="threads that match pastes at once"
+    )
+    match_queue: int = Field(
+        default=6,
+        ge=0,
+        le=1000,
+        validation_alias="MATCH_QUEUE",
+        description=(
+            "pastes that may wait for a matching thread; past that an explicit request is told to "
+            "retry in a minute and an unprompted paste is dropped (`incident_bot_busy_total`)"
+        ),
+    )
+    max_paste_bytes: int = Field(
+        default=2 << 20,
+        ge=1024,
+        validation_alias="MAX_PASTE_BYTES",
+        description="bytes of a paste that are matched (head and tail kept)",
+    )
+    max_file_bytes: int = Field(
+        default=32 << 20,
+        ge=1024,
+        validation_alias="MAX_FILE_BYTES",
+        description=(
+            "a shared file up to this size is streamed whole (exact line numbers); a larger one is "
+            "fetched by its first and last parts (HTTP ranges), so any size is matched by its head "
+            "and tail"
+        ),
+    )
+    library_api_url: str | None = Field(
+        default=None,
+        validation_alias="LIBRARY_API_URL",
+        description="the incident library's API, for `incident-bot sync` and `/incident similar`",
+    )
+    library_sync_minutes: int = Field(
+        default=0,
+        ge=0,
+        validation_alias="LIBRARY_SYNC_MINUTES",
+        description="sync from `LIBRARY_API_URL` every N minutes inside the bot, then reload (0: off)",
+    )
+    cases_reload_seconds: int = Field(
+        default=0,
+        ge=0,
+        validation_alias="CASES_RELOAD_SECONDS",
+        description=(
+            "check `CASES_DIR` every N seconds and reload changed cases (0: off; SIGHUP always "
+            "reloads); confirmed examples stored by other replicas are picked up on the same interval"
+            " (every 60 s when 0)"
+        ),
+    )
+    example_retention_days: int = Field(
+        default=90,
+        ge=1,
+        le=3650,
+        validation_alias="EXAMPLE_RETENTION_DAYS",
+        description=(
+            "confirmed examples older than this are ignored and purged (see *Confirmed answers teach the matcher*)"
+        ),
+    )
+    # Slack user ids (comma-separated) whose confirmation alone makes an example decisive.
+    reviewers: str = Field(
+        default="",
+        validation_alias="REVIEWERS",
+        description=(
+            "Slack user ids and user-group ids (`S…`), comma-separated: who may record a review "
+            "(`/incident review`) and list or delete confirmed examples (`/incident forget`; groups "
+            "are read with `usergroups.users.list`); a confirmation from a listed user, or a member "
+            "of a listed group, alone makes an example line count as proof (otherwise it takes two "
+            "people; group members are re-read every `CASES_RELOAD_SECONDS`, at most every five "
+            "minutes from Slack)"
+        ),
+    )
+    node_memory_days: int = Field(
+        default=14,
+        ge=1,
+        le=365,
+        validation_alias="NODE_MEMORY_DAYS",
+        description=(
+            "a host that failed within this many days is named as a repeat offender in the next answer that names it"
+        ),
+    )
+    node_retention_days: int = Field(
+        default=90,
+        ge=1,
+        le=3650,
+        validation_alias="NODE_RETENTION_DAYS",
+        description="remembered hosts are deleted after this many days (at least `NODE_MEMORY_DAYS`)",
+    )
+    node_aliases: str = Field(
+        default="",
+        validation_alias="NODE_ALIASES",
+        description=(
+            "`name=canonical` pairs, comma-separated (`n7=gpu-b07,gpu-b07.dc1.example=gpu-b07`); "
+            "names are compared as written, lower-case, then through these"
+        ),
+    )
+    mcp_host: str = Field(
+        default="127.0.0.1",
+        validation_alias="MCP_HOST",
+        description=(
+            "where `incident-bot mcp --http` listens; anything but loopback needs `MCP_TOKEN` and `MCP_ALLOWED_HOSTS`"
+        ),
+    )
+    mcp_port: int = Field(default=8765, ge=0, le=65535, validation_alias="MCP_PORT", description="its port")
+    mcp_token: SecretStr | None = Field(
+        default=None,
+        validation_alias="MCP_TOKEN",
+        description=(
+            "the bearer token HTTP clients must send (`Authorization: Bearer …`); at least 16 "
+            "characters on a public bind (`openssl rand -hex 16`)"
+        ),
+    )
+    mcp_allowed_hosts: str = Field(
+        default="",
+        validation_alias="MCP_ALLOWED_HOSTS",
+        description=(
+            "`Host` values accepted besides loopback names (DNS-rebinding protection), "
+            "comma-separated, `host:port` or `host:*`"
+        ),
+    )
+    mcp_allowed_origins: str = Field(
+        default="", validation_alias="MCP_ALLOWED_ORIGINS", description="browser origins accepted, comma-separated"
+    )
+    case_id_prefix: str = Field(
+        default="LOC",
+        min_length=1,
+        max_length=10,
+        pattern=r"^[A-Za-z]{1,10}$",
+        validation_alias="CASE_ID_PREFIX",
+        description=(
+            "the id prefix `incident-bot cases draft export` gives a draft (`LOC-0001`, then the next free number)"
+        ),
+    )
+    noise_window_minutes: int = Field(
+        default=60,
+        ge=0,
+        validation_alias="NOISE_WINDOW_MINUTES",
+        description="the same case is not auto-posted again in a channel within this window",
+    )
+    dedupe_ttl_seconds: int = Field(
+        default=3600,
+        ge=60,
+        validation_alias="DEDUPE_TTL_SECONDS",
+        description="how long Slack event ids are remembered",
+    )
     # For tests only: the process starts its clock at this instant (ISO 8601 with an offset) and lets it
     # tick, so a subprocess runs date logic at the instant its test chose. Never set it in production.
-    test_now: datetime | None = Field(default=None, validation_alias="INCIDENT_BOT_TEST_NOW")
+    test_now: datetime | None = Field(
+        default=None,
+        validation_alias="INCIDENT_BOT_TEST_NOW",
+        description=(
+            "**tests only**: the process starts its clock at this instant (ISO 8601 with an offset) "
+            "and lets it tick, so a test that starts the bot as a subprocess runs its date logic at "
+            "the instant it chose; never set it in production (the bot logs a warning when it is set)"
+        ),
+    )
 
     @property
     def slack_enabled(self) -> bool:
