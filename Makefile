@@ -8,7 +8,7 @@ STAMP = $(VENV)/.installed-stamp
 RUN_VENV ?= .venv-run
 RUN_STAMP = $(RUN_VENV)/.installed-stamp
 
-.PHONY: help run test lint typecheck docs pytest stress mutants bench quality ordinary clean
+.PHONY: help run test lint typecheck docs pytest stress mutants bench quality ordinary dev-slurm clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "incident-bot needs Python 3.11+")'
@@ -25,7 +25,7 @@ $(RUN_STAMP): pyproject.toml
 
 help:  ## this list
 	@echo "make targets:"
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z]+):.*## /  \1\t/' | expand -t 14
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  \1\t/' | expand -t 14
 
 run: $(RUN_STAMP)  ## the bot: Slack when SLACK_BOT_TOKEN is set, else the local console
 	$(RUN_VENV)/bin/incident-bot
@@ -73,6 +73,11 @@ bench: $(STAMP)  ## matcher benchmarks next to a simple baseline
 
 ordinary: $(STAMP)  ## rebuild the ordinary-vocabulary list
 	$(BIN)/python tests/build_ordinary.py
+
+# A real one-host Slurm 22.05 cluster (slurmctld, slurmd, slurmrestd) for the Slurm tests; run as root.
+# Prints the settings to export; `deploy/slurm/dev-slurm.sh stop` stops it (deploy/slurm/README.md).
+dev-slurm:  ## start a one-host Slurm test cluster and print its settings (root)
+	deploy/slurm/dev-slurm.sh
 
 clean:  ## remove the virtualenvs, caches and data/
 	rm -rf $(VENV) $(RUN_VENV) .mypy_cache .ruff_cache .pytest_cache data mutants site

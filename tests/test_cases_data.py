@@ -14,7 +14,6 @@ import pytest
 
 from bot.library.case_store import load_library
 from bot.library.review import review_library
-from bot.matching.matcher import Matcher
 from bot.matching.normalize import clean
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +68,8 @@ def test_unverified_figures_stay_out() -> None:
 def _negatives() -> list[Path]:
     names = []
     for meta in sorted(PASTES.glob("*.json")):
-        if not json.loads(meta.read_text(encoding="utf-8"))["accept"]:
+        # A transient- fixture is quiet through the matcher's transient rule (tests/test_transient.py).
+        if not json.loads(meta.read_text(encoding="utf-8"))["accept"] and not meta.name.startswith("transient-"):
             names.append(meta.with_suffix(".txt"))
     return names
 
@@ -106,12 +106,7 @@ def test_no_decisive_signature_fires_on_a_negative(negative: Path) -> None:
         for sig in LIBRARY.signatures
         if sig.decisive and any(sig.search(line) for line in text.split("\n"))
     ]
-    if fired:
-        # One kind of negative is hit on purpose: a NaN gradient norm once, then finite ones. The proof is
-        # real and the matcher calls it transient (bot.matching.numerics), so it never replies.
-        result = Matcher(LIBRARY.cases, LIBRARY.signatures, sets=LIBRARY.sets).match(text, slack_encoded=False)
-        assert result.transient is not None and not result.reply, fired
-        assert {name.split(":")[0] for name in fired} == {result.matches[0].case_id}
+    assert fired == []
 
 
 # -- Korean notes, the glossary and what commands assume ------------------------------------------------------
@@ -127,7 +122,7 @@ def _signature_items() -> list[tuple[str, int, dict[str, Any]]]:
 
 def test_every_signature_has_a_korean_note_next_to_the_english_one() -> None:
     items = _signature_items()
-    assert len(items) == 250
+    assert len(items) == 259
     for case_id, number, sig in items:
         where = f"{case_id} signatures[{number}]"
         keys = list(sig)
