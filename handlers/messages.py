@@ -27,6 +27,7 @@ from bot.replies.catalog import both_langs
 from bot.replies.render import message_reply
 from handlers.common import LocaleCache, busy_reply, matched, user_langs
 from handlers.files import FileDownloadError, download_file, download_url, is_text_file
+from handlers.nodeline import follow
 from handlers.text import visible_text
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,7 @@ async def post_reply(
         unfurl_media=False,
     )
     posted_ts = str(response.get("ts") or "")
+    follow(services, client, channel, posted_ts, reply)  # the nodes' scheduler state, added after posting
     await services.pools.io(services.incident.record_reply, channel, posted_ts, answered_ts, reply, source)
 
 

@@ -156,11 +156,19 @@ def copy_bundled_cases(tmp_path: Path, *ids: str) -> Path:
 
 
 _NOT_RUN = pytest.StashKey[int]()
+_SLURM_NOT_RUN = pytest.StashKey[int]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Without ``TEST_DATABASE_URL`` the PostgreSQL tests are deselected (not a wall of skips); the summary
     says so in one line."""
+    if not os.environ.get("TEST_SLURM_CONF"):
+        # Without a Slurm to talk to (make dev-slurm prints the settings; .ci/run starts one), deselected.
+        slurm = [item for item in items if item.get_closest_marker("slurm")]
+        if slurm:
+            config.hook.pytest_deselected(items=slurm)
+            items[:] = [item for item in items if not item.get_closest_marker("slurm")]
+            config.stash[_SLURM_NOT_RUN] = len(slurm)
     if os.environ.get("TEST_DATABASE_URL"):
         config.stash[_NOT_RUN] = 0
         return
@@ -192,3 +200,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     """The very last line: which storage backends ran (a green run without PostgreSQL is half a run)."""
     line, both = _backends_line(config)
     terminalreporter.write_line(line, green=both, red=not both, bold=not both)
+    if skipped := config.stash.get(_SLURM_NOT_RUN, 0):
+        terminalreporter.write_line(
+            f"slurm: {skipped} tests did NOT run (no TEST_SLURM_CONF; eval the export lines of make dev-slurm)",
+            red=True,
+            bold=True,
+        )

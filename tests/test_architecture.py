@@ -23,12 +23,26 @@ ALLOWED: dict[str, set[str]] = {
     "replies": {"model"},
     "storage": {"model"},
     "library": {"model", "matching"},
+    "scheduler": {"model", "ops"},
     "digest": {"model", "ops", "replies", "storage"},
     "app": {"model", "ops", "matching", "replies", "storage", "library", "digest"},
     "handlers": {"model", "ops", "replies", "app"},
     "slack": {"model", "ops", "replies", "storage", "library", "digest", "app", "handlers"},
     "mcp": {"model", "ops", "replies", "storage", "library", "app"},
-    "cli": {"model", "ops", "matching", "replies", "storage", "library", "digest", "app", "slack", "handlers", "mcp"},
+    "cli": {
+        "model",
+        "ops",
+        "matching",
+        "replies",
+        "storage",
+        "library",
+        "digest",
+        "app",
+        "slack",
+        "handlers",
+        "mcp",
+        "scheduler",
+    },
 }
 # Pure: values in, values out. No files, network, clock, environment, randomness or threads.
 PURE_PACKAGES = {"model", "matching", "replies"}

@@ -90,7 +90,9 @@ class FeedbackService:
         """``render_match`` with the buttons, for a reply that will be posted (and then logged with its
         ts by ``record_reply``: a click finds it by channel and message ts)."""
         reply = self.incident.render_match(result, langs, explicit=explicit, where=where)
-        return self.with_match_buttons(reply, result, langs)
+        hosts = list(result.suspects.hosts) if result.suspects else []
+        extra = {"hosts": hosts[:8], "langs": list(langs)}
+        return self.with_match_buttons(reply, result, langs).model_copy(update=extra)
 
     def answer(
         self,

@@ -1,9 +1,6 @@
-"""The use cases every transport calls: look up, list, search, similar, match, preferences, replies.
-
-Slack handlers and the console both go through ``IncidentService``; neither holds logic of its own. The
-case library, matcher and search index live in one immutable snapshot that ``reload`` swaps whole, so a
-request in flight always sees one consistent library.
-"""
+"""The use cases every transport calls (look up, list, search, similar, match, preferences, replies); Slack
+handlers and the console hold no logic of their own. The library, matcher and search index live in one
+immutable snapshot that ``reload`` swaps whole, so a request in flight sees one consistent library."""
 
 from __future__ import annotations
 
@@ -24,6 +21,7 @@ from bot.app.forget import forget_reply
 from bot.app.indexes import build_matcher, build_search
 from bot.app.learning import Refresher
 from bot.app.nodes import Answered, NodeMemory, Where
+from bot.app.nodestates import NodeStates
 from bot.app.prefs import auto_reply, lang_reply, langs_for
 from bot.app.routing import route_command
 from bot.app.search import CaseSearch, search_cases
@@ -78,6 +76,8 @@ def _jaccard(a: Sequence[str], b: Sequence[str]) -> float:
 
 
 class IncidentService:
+    node_states: NodeStates | None = None  # the scheduler's view of named nodes (bot.cli.compose)
+
     def __init__(
         self,
         library: CaseLibrary,
@@ -140,9 +140,7 @@ class IncidentService:
         with self._swap:
             previous = self._state.matcher
             self._state = replace(state, matcher=state.matcher.with_examples(previous.examples))
-            # The carried lines lost those of cases that left; the next refresh reads them all again (a
-            # case that comes back gets its examples back).
-            self._examples_seen = None
+            self._examples_seen = None  # the next refresh reads every example again (a case may come back)
 
     def refresh_examples(self, *, force: bool = False) -> bool:
         """Rebuild the matcher's confirmed-example index when the stored examples changed (one cheap query
@@ -332,7 +330,9 @@ class IncidentService:
         if verb == "digest":
             return self.digest_preview(langs)
         if verb == "nodes":
-            return nodes_reply(self.nodes.repeated(), self.nodes.window.days, langs, channel_id)
+            repeated = self.nodes.repeated()
+            now = self.node_states.lookup([host for host, _ in repeated]) if self.node_states else None
+            return nodes_reply(repeated, self.nodes.window.days, langs, channel_id, now)
         if verb == "topics":
             return topics_reply(self.vocabulary(), langs, rest)
         if verb == "topic":

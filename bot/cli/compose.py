@@ -11,6 +11,7 @@ from typing import Any
 from platformdirs import user_cache_dir
 
 from bot.app.nodes import parse_aliases as parse_node_aliases
+from bot.app.nodestates import NodeStates
 from bot.app.service import IncidentService
 from bot.app.services import Services
 from bot.app.workers import WorkerPools
@@ -18,8 +19,11 @@ from bot.library.case_store import CaseLibrary, load_library, require_cases
 from bot.library.snapshot import load_with_snapshot
 from bot.matching.ranking import MatchConfig
 from bot.ops.clock import Clock, ticking_from
+from bot.ops.metrics import Metrics
 from bot.ops.settings import Settings
 from bot.replies.seal import derive_key
+from bot.scheduler.slurm_cli import SlurmCli
+from bot.scheduler.slurm_rest import SlurmRest, TokenFile
 from bot.storage import Storage, open_storage
 
 log = logging.getLogger("incident_bot")
@@ -110,10 +114,23 @@ def build_service(
         node_retention=timedelta(days=max(settings.node_retention_days, settings.node_memory_days)),
         node_aliases=parse_node_aliases(settings.node_aliases),
     )
+    service.node_states = node_states(settings, service.metrics)
     if migrate and examples_now:
         service.refresh_examples()
     service.metrics.broken_case_files.set(len(library.broken_paths))
     return service
+
+
+def node_states(settings: Settings, metrics: Metrics) -> NodeStates | None:
+    """The scheduler the replies read node state from: slurmrestd when ``SLURM_REST_URL`` is set, else the
+    Slurm client commands with ``SLURM_CLI=true``, else none."""
+    if settings.slurm_rest_url and settings.slurm_token_file is not None:
+        token = TokenFile(str(settings.slurm_token_file))
+        rest = SlurmRest(settings.slurm_rest_url, settings.slurm_rest_user, token)
+        return NodeStates(rest, settings.scheduler_timeout_seconds, metrics)
+    if settings.slurm_cli:
+        return NodeStates(SlurmCli(bin_dir=settings.slurm_bin_dir), settings.scheduler_timeout_seconds, metrics)
+    return None
 
 
 def build_services(

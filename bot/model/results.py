@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.model.case import Localized, Strength
+from bot.model.case import Lang, Localized, Strength
 
 Vote = Literal["helpful", "not_helpful"]
 
@@ -101,6 +101,8 @@ class Reply(BaseModel):
     plain: str
     case_ids: list[str] = Field(default_factory=list)
     tier: str | None = None
+    hosts: list[str] = Field(default_factory=list)  # the nodes it names: whose scheduler state may follow
+    langs: list[Lang] = Field(default_factory=list)  # the reader's language order it was written in
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,12 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
+        self.scheduler_lookups = Counter(
+            "incident_bot_scheduler_lookups",
+            "Scheduler lookups for the nodes a reply names, by source and outcome (ok, timeout, unreachable, garbage)",
+            ["source", "outcome"],
+            registry=self.registry,
+        )
         self.broken_case_files = Gauge(
             "incident_bot_broken_case_files",
             "Case files the last load or reload rejected (their previous version, if any, keeps serving)",

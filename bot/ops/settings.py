@@ -278,6 +278,34 @@ class Settings(BaseSettings):
             "the id prefix `incident-bot cases draft export` gives a draft (`LOC-0001`, then the next free number)"
         ),
     )
+    slurm_cli: bool = Field(
+        default=False,
+        validation_alias="SLURM_CLI",
+        description="read node state with Slurm's client commands on this host (sinfo, squeue, sacct; needs munge)",
+    )
+    slurm_bin_dir: str | None = Field(
+        default=None, validation_alias="SLURM_BIN_DIR", description="where sinfo, squeue and sacct are (else PATH)"
+    )
+    slurm_rest_url: str | None = Field(
+        default=None,
+        validation_alias="SLURM_REST_URL",
+        description="slurmrestd's URL (openapi/v0.0.38); preferred over `SLURM_CLI` for reading when both are set",
+    )
+    slurm_rest_user: str = Field(
+        default="incident-bot", validation_alias="SLURM_REST_USER", description="the Slurm user the token is for"
+    )
+    slurm_token_file: Path | None = Field(
+        default=None,
+        validation_alias="SLURM_TOKEN_FILE",
+        description="a file holding the JWT for slurmrestd, re-read when it changes (`scontrol token`)",
+    )
+    scheduler_timeout_seconds: float = Field(
+        default=1.5,
+        gt=0,
+        le=10,
+        validation_alias="SCHEDULER_TIMEOUT_SECONDS",
+        description="how long a reply's node line waits for the scheduler before it says 'not reachable'",
+    )
     noise_window_minutes: int = Field(
         default=60,
         ge=0,
@@ -333,7 +361,7 @@ class Settings(BaseSettings):
             )
         return data
 
-    @field_validator("slack_api_url", "library_api_url")
+    @field_validator("slack_api_url", "library_api_url", "slurm_rest_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):
@@ -409,4 +437,6 @@ class Settings(BaseSettings):
             raise ValueError("LIBRARY_SYNC_MINUTES needs LIBRARY_API_URL")
         if self.database_url and not self.database_url.startswith(("sqlite:///", "postgresql://", "postgres://")):
             raise ValueError("DATABASE_URL must start with sqlite:/// or postgresql://")
+        if self.slurm_rest_url and self.slurm_token_file is None:
+            raise ValueError("SLURM_REST_URL needs SLURM_TOKEN_FILE (a file holding the JWT)")
         return self

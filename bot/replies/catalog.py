@@ -8,13 +8,13 @@ the table as a ``.po`` file for translators' tools, and reads one back.
 
 Keys are dotted by use: bare keys label the full case, the first reply, buttons, App Home and the digest;
 ``tier.`` how sure a match is; ``lang.READER.LANGUAGE`` a language named in the reader's language;
-``msg.`` the slash command's messages (``msg.help`` its help); ``draft.`` the case-draft form; ``nodes.``
-node memory; ``topics.`` the topic kinds; ``nomatch.`` and ``unknown.`` replies with no case.
-"""
+``msg.`` the slash command's messages; ``draft.`` the draft form; ``nodes.`` node memory (``sched.`` the
+scheduler, in catalog_sched.py); ``topics.`` topic kinds; ``nomatch.``/``unknown.`` replies with no case."""
 
 from __future__ import annotations
 
 from bot.model.case import Lang
+from bot.replies.catalog_sched import SCHEDULER
 
 CATALOG: dict[str, dict[Lang, str]] = {
     # -- labels: the full case, the first reply, buttons, App Home, the digest
@@ -435,6 +435,7 @@ Paste a log in a channel the bot is in and it answers in the thread when it reco
         "ko": "이 답변은 더 이상 공유할 수 없습니다. /incident를 다시 실행해 주세요.",
     },
     "unknown.closest": {"en": "Closest ids", "ko": "가장 가까운 id"},
+    **SCHEDULER,
 }
 
 

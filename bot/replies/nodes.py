@@ -6,10 +6,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from bot.model.case import Lang
+from bot.model.nodestate import Lookup
 from bot.model.results import NodeEvent, Reply
 from bot.replies.blocks import header, section
 from bot.replies.catalog import text
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link
+from bot.replies.nodestate import node_block
 
 
 def words(key: str, lang: Lang, **values: object) -> str:
@@ -67,10 +69,15 @@ def host_lines(
 
 
 def nodes_reply(
-    repeated: Sequence[tuple[str, Sequence[NodeEvent]]], days: int, langs: Sequence[Lang], channel: str | None = None
+    repeated: Sequence[tuple[str, Sequence[NodeEvent]]],
+    days: int,
+    langs: Sequence[Lang],
+    channel: str | None = None,
+    now: Lookup | None = None,
 ) -> Reply:
     """``/incident nodes``: hosts that failed more than once in the window, newest first, with their cases
-    and the threads of ``channel`` (where it was asked; another channel's threads are counted, not linked)."""
+    and the threads of ``channel`` (where it was asked; another channel's threads are counted, not linked),
+    and with a scheduler, each host's state ``now``."""
     lang = langs[0]
     heading = " / ".join(words("heading", lg) for lg in langs)
     lines = host_lines(repeated, lang, linked=lambda event: event.channel == channel)
@@ -84,4 +91,8 @@ def nodes_reply(
         part = lines[start : start + 10]
         blocks.append(section("\n".join(md for md, _ in part)))
         plain += [f"  {text}" for _, text in part]
+    if now is not None and repeated:
+        block, said = node_block([host for host, _ in repeated], now, langs)
+        blocks.append(block)
+        plain.append(said)
     return Reply(text=fallback(heading), blocks=blocks, plain="\n".join(plain))

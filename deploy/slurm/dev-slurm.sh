@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# A real one-host Slurm cluster (slurmctld, slurmd, slurmrestd; Slurm 22.05) for incident-bot's tests.
+# A real one-host Slurm cluster (slurmctld, slurmd, slurmrestd, slurmdbd + MariaDB; Slurm 22.05) for
+# incident-bot's tests.
 #
 #   deploy/slurm/dev-slurm.sh         start it (or, when it is already up, check it and print the settings)
-#   deploy/slurm/dev-slurm.sh stop    stop slurmrestd, slurmd and slurmctld started from the state directory
+#   deploy/slurm/dev-slurm.sh stop    stop slurmrestd, slurmd, slurmctld, slurmdbd and the MariaDB this script
+#                                     started (never the machine's own MariaDB), all from the state directory
 #
 # Run as root. Progress goes to stderr; stdout is only the settings, so `eval "$(dev-slurm.sh)"` works.
-# State (slurm.conf, spool, logs, pid files, JWT key, token): ${SLURM_DEV_DIR:-/var/tmp/incident-bot-slurm}.
-# FOR TESTS ONLY: SlurmUser=root, no accounting, and gpu-a[18-20] are fake nodes with no slurmd behind them.
+# State (slurm.conf, slurmdbd.conf, spool, logs, pid files, JWT key, token, private MariaDB):
+# ${SLURM_DEV_DIR:-/var/tmp/incident-bot-slurm}.
+# Accounting: slurmdbd on a MariaDB database slurm_acct_db: the machine's MariaDB when it answers as root on
+# its socket, else a private mariadbd in the state directory (SLURM_DEV_DB=system|private forces one).
+# Slurm users: root and incident-bot (adminlevel=Operator: may cancel any job and manage reservations, but may
+# NOT drain or resume nodes, which Slurm 22.05 keeps for Administrator), both in account ops; nobody-slurm
+# (adminlevel=None), a plain user whose cancels of others' jobs and node updates are refused, for tests.
+# FOR TESTS ONLY: SlurmUser=root, and gpu-a[18-20] are fake nodes with no slurmd behind them.
 set -euo pipefail
 
 DIR=${SLURM_DEV_DIR:-/var/tmp/incident-bot-slurm}
@@ -21,6 +29,23 @@ REST_API=v0.0.38
 REST_SYSUSER=slurmrest         # the unprivileged account slurmrestd runs as (it refuses root and SlurmUser)
 REST_USER=root                 # the Slurm user the token is for: root, so tests may drain and resume nodes
 TOKEN_LIFESPAN=86400
+CLUSTER=incidentbot
+ACCOUNT=ops
+OPERATOR_USER=incident-bot     # Unix system user and Slurm user with adminlevel=$OPERATOR_LEVEL
+# Operator may cancel others' jobs and create reservations, but NOT drain or resume nodes: in Slurm 22.05
+# UPDATE_NODE needs root, SlurmUser or Administrator ("slurm_update error: Invalid user id" otherwise).
+OPERATOR_LEVEL=Operator
+PLAIN_USER=nobody-slurm        # Unix system user and Slurm user with adminlevel=None: refused node updates
+DBD_CONF=$DIR/slurmdbd.conf    # slurmdbd reads slurmdbd.conf from the directory of $SLURM_CONF
+DBD_PID=$RUN/slurmdbd.pid
+SACCTMGR_LOG=$LOG/sacctmgr.log # what the sacctmgr commands that add or modify print
+DB_NAME=slurm_acct_db
+DB_USER=slurm
+DB_MODE=${SLURM_DEV_DB:-auto}  # auto: the machine's MariaDB when it answers, else a private one
+SYS_DB_SOCK=/run/mysqld/mysqld.sock
+MY_DIR=$DIR/mysql              # the private MariaDB: datadir, socket, pid file, log
+MY_SOCK=$MY_DIR/mysqld.sock
+MY_PID=$RUN/mariadbd.pid
 DEADLINE=60                    # seconds to wait for each daemon to come up
 HOST=$(hostname)
 START=$EPOCHREALTIME
@@ -96,7 +121,180 @@ stop_daemons() {
 cmd_stop() {
 	local t0=$EPOCHREALTIME
 	stop_daemons slurmrestd "$REST_PID" slurmd "$RUN/slurmd.pid" slurmctld "$RUN/slurmctld.pid"
-	log "stopped in $(since "$t0")s (munged left running)"
+	# slurmdbd after slurmctld (which sends it what it still holds), the private MariaDB last.
+	stop_daemons slurmdbd "$DBD_PID"
+	stop_daemons mariadbd "$MY_PID"
+	log "stopped in $(since "$t0")s (munged and the machine's own MariaDB, if used, left running)"
+}
+
+# The packages that accounting needs (Debian 12): slurmdbd (which brings slurm-wlm-mysql-plugin) and
+# mariadb-server. Installed only when missing.
+ensure_packages() {
+	if command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null && command -v mariadb >/dev/null &&
+		[[ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/accounting_storage_mysql.so ||
+			-n $(find /usr/lib -name accounting_storage_mysql.so -print -quit 2>/dev/null) ]]; then
+		return
+	fi
+	log "installing slurmdbd and mariadb-server (apt-get)"
+	apt-get update >&2 || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y mariadb-server slurmdbd >&2 ||
+		die "apt-get install mariadb-server slurmdbd failed"
+}
+
+# ensure_sysuser NAME: a system user with no login and no home, created when missing.
+ensure_sysuser() {
+	if ! id -u "$1" >/dev/null 2>&1; then
+		log "creating system user $1"
+		useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$1"
+	fi
+}
+
+ensure_jwt_key() {
+	install -d -m 0755 "$DIR" "$RUN" "$LOG"
+	if [[ ! -s $JWT_KEY ]]; then
+		log "creating the JWT key $JWT_KEY"
+		(umask 077 && dd if=/dev/urandom of="$JWT_KEY" bs=32 count=1 status=none)
+	fi
+	chown root:root "$JWT_KEY"
+	chmod 0600 "$JWT_KEY"
+}
+
+# sql STATEMENTS: run them as MariaDB's root on the socket in use ($DB_SOCK).
+sql() { mariadb --protocol=socket -S "$DB_SOCK" -uroot -N -B -e "$1"; }
+sys_db_answers() { mariadb --protocol=socket -S "$SYS_DB_SOCK" -uroot -N -B -e 'SELECT 1' >/dev/null 2>&1; }
+my_db_answers() { mariadb --protocol=socket -S "$MY_SOCK" -uroot -N -B -e 'SELECT 1' >/dev/null 2>&1; }
+
+# The database for slurmdbd: sets DB_SOCK, DB_PORT (slurmdbd talks TCP to 127.0.0.1:$DB_PORT) and DB_WHICH.
+ensure_mariadb() {
+	local port
+	if [[ $DB_MODE != private ]] && ! pid_of mariadbd "$MY_PID" >/dev/null && sys_db_answers; then
+		DB_WHICH="the machine's MariaDB ($SYS_DB_SOCK)"
+		DB_SOCK=$SYS_DB_SOCK
+	elif [[ $DB_MODE == system ]]; then
+		die "SLURM_DEV_DB=system, but no MariaDB answers as root on $SYS_DB_SOCK"
+	else
+		DB_WHICH="a private MariaDB ($MY_DIR)"
+		DB_SOCK=$MY_SOCK
+		if ! pid_of mariadbd "$MY_PID" >/dev/null; then
+			install -d -m 0700 "$MY_DIR"
+			if [[ ! -d $MY_DIR/data/mysql ]]; then
+				log "initialising a private MariaDB in $MY_DIR/data"
+				mariadb-install-db --no-defaults --user=root --datadir="$MY_DIR/data" --skip-test-db \
+					--auth-root-authentication-method=socket >"$LOG/mariadb-install.log" 2>&1 ||
+					die "mariadb-install-db failed (see $LOG/mariadb-install.log)"
+			fi
+			port=$(free_port 3307)
+			log "starting a private mariadbd on 127.0.0.1:$port"
+			setsid mariadbd --no-defaults --user=root --datadir="$MY_DIR/data" --socket="$MY_SOCK" \
+				--port="$port" --bind-address=127.0.0.1 --pid-file="$MY_DIR/mariadbd.pid" \
+				--log-error="$LOG/mariadb.log" --innodb-buffer-pool-size=256M --innodb-lock-wait-timeout=900 \
+				</dev/null >>"$LOG/mariadb.log" 2>&1 &
+			printf '%s\n' "$!" >"$MY_PID"
+			wait_for "$DEADLINE" "private mariadbd (socket $MY_SOCK)" my_db_answers
+		fi
+	fi
+	DB_PORT=$(sql 'SELECT @@port') || die "cannot ask $DB_WHICH for its port"
+	log "accounting database: $DB_WHICH, 127.0.0.1:$DB_PORT"
+}
+
+# conf_value FILE KEY: the value of KEY=... in FILE (empty when absent).
+conf_value() {
+	[[ -s $1 ]] || return 0
+	awk -F= -v k="$2" '$1 == k { v = $2 } END { print v }' "$1"
+}
+
+dbd_up() { sacctmgr -n -P show cluster format=cluster >/dev/null; }
+
+# slurmdbd, with its database and DB user: started unless its pid file names a running one.
+ensure_slurmdbd() {
+	local pass port
+	if pid_of slurmdbd "$DBD_PID" >/dev/null; then
+		DBD_PORT=$(conf_value "$DBD_CONF" DbdPort)
+		log "slurmdbd: already running (:$DBD_PORT)"
+		return
+	fi
+	pass=$(conf_value "$DBD_CONF" StoragePass)
+	[[ -n $pass ]] || pass=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	# A fresh database at each clean start (slurmctld not running), as slurmctld -c forgets all jobs: sacct
+	# then lists only the jobs of this cluster's run.
+	if ! pid_of slurmctld "$RUN/slurmctld.pid" >/dev/null; then
+		sql "DROP DATABASE IF EXISTS $DB_NAME" || die "cannot drop $DB_NAME in $DB_WHICH"
+	fi
+	sql "CREATE DATABASE IF NOT EXISTS $DB_NAME;
+		CREATE USER IF NOT EXISTS '$DB_USER'@'localhost' IDENTIFIED BY '$pass';
+		CREATE USER IF NOT EXISTS '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$pass';
+		ALTER USER '$DB_USER'@'localhost' IDENTIFIED BY '$pass';
+		ALTER USER '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$pass';
+		GRANT ALL ON $DB_NAME.* TO '$DB_USER'@'localhost';
+		GRANT ALL ON $DB_NAME.* TO '$DB_USER'@'127.0.0.1';" || die "cannot set up $DB_NAME in $DB_WHICH"
+	# Its port: the one slurm.conf already names while slurmctld runs, else 6819 or the next free one.
+	port=$(conf_value "$CONF" AccountingStoragePort)
+	if [[ -z $port ]] || ! pid_of slurmctld "$RUN/slurmctld.pid" >/dev/null; then
+		port=$(free_port 6819)
+	fi
+	DBD_PORT=$port
+	log "writing $DBD_CONF (slurmdbd :$DBD_PORT)"
+	(umask 077 && cat >"$DBD_CONF.new") <<EOF
+# Written by deploy/slurm/dev-slurm.sh: slurmdbd for the DEVELOPMENT/TEST cluster $CLUSTER. Not for production.
+DbdHost=localhost
+DbdPort=$DBD_PORT
+SlurmUser=root
+AuthType=auth/munge
+AuthAltTypes=auth/jwt
+AuthAltParameters=jwt_key=$JWT_KEY
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=$DB_USER
+StoragePass=$pass
+StorageLoc=$DB_NAME
+PidFile=$DBD_PID
+LogFile=$LOG/slurmdbd.log
+DebugLevel=info
+EOF
+	chown root:root "$DBD_CONF.new"
+	chmod 0600 "$DBD_CONF.new"
+	mv -f "$DBD_CONF.new" "$DBD_CONF"
+	log "starting slurmdbd"
+	slurmdbd || die "slurmdbd failed to start (see $LOG/slurmdbd.log)"
+}
+
+# sacct_has WHAT ARGS...: sacctmgr -n -P show WHAT ARGS... prints something.
+sacct_has() { [[ -n $(sacctmgr -n -P show "$@" 2>/dev/null) ]]; }
+
+# ensure_slurm_user NAME ADMINLEVEL: NAME in account ops with that admin level.
+ensure_slurm_user() {
+	local name=$1 level=$2 have
+	if ! sacct_has assoc where cluster="$CLUSTER" account="$ACCOUNT" user="$name" format=user; then
+		log "sacctmgr: adding user $name to account $ACCOUNT (adminlevel=$level)"
+		sacctmgr -i add user "$name" account="$ACCOUNT" cluster="$CLUSTER" adminlevel="$level" >>"$SACCTMGR_LOG" ||
+			die "sacctmgr add user $name failed (see $SACCTMGR_LOG)"
+	fi
+	have=$(sacctmgr -n -P show user "$name" format=adminlevel)
+	if [[ $have != "$level" ]]; then
+		log "sacctmgr: user $name has adminlevel '$have': setting $level"
+		sacctmgr -i modify user where name="$name" set adminlevel="$level" >>"$SACCTMGR_LOG" ||
+			die "sacctmgr modify user $name failed (see $SACCTMGR_LOG)"
+	fi
+}
+
+# The cluster, account ops and the users, each added only when missing (so a second run adds nothing).
+ensure_associations() {
+	if ! sacct_has cluster "$CLUSTER" format=cluster; then
+		log "sacctmgr: adding cluster $CLUSTER"
+		sacctmgr -i add cluster "$CLUSTER" >>"$SACCTMGR_LOG" || die "sacctmgr add cluster $CLUSTER failed (see $SACCTMGR_LOG)"
+	fi
+	if ! sacct_has account "$ACCOUNT" format=account; then
+		log "sacctmgr: adding account $ACCOUNT"
+		sacctmgr -i add account "$ACCOUNT" cluster="$CLUSTER" description="incident-bot tests" \
+			organization=incidentbot >>"$SACCTMGR_LOG" || die "sacctmgr add account $ACCOUNT failed (see $SACCTMGR_LOG)"
+	fi
+	# root keeps adminlevel Administrator, which sacctmgr gives it with the cluster.
+	ensure_slurm_user root Administrator
+	ensure_slurm_user "$OPERATOR_USER" "$OPERATOR_LEVEL"
+	ensure_slurm_user "$PLAIN_USER" None
+	log "accounting: cluster $CLUSTER, account $ACCOUNT; $OPERATOR_USER is $(sacctmgr -n -P show user \
+		"$OPERATOR_USER" format=adminlevel), $PLAIN_USER is $(sacctmgr -n -P show user "$PLAIN_USER" format=adminlevel)"
 }
 
 ensure_munge() {
@@ -138,16 +336,11 @@ write_conf() {
 	fake_port=$(free_port 6899)
 	install -d -m 0755 "$DIR" "$RUN" "$LOG"
 	install -d -m 0700 "$DIR/spool" "$DIR/spool/ctld" "$DIR/spool/d"
-	if [[ ! -s $JWT_KEY ]]; then
-		log "creating the JWT key $JWT_KEY"
-		(umask 077 && dd if=/dev/urandom of="$JWT_KEY" bs=32 count=1 status=none)
-	fi
-	chown root:root "$JWT_KEY"
-	chmod 0600 "$JWT_KEY"
-	log "writing $CONF (slurmctld :$ctld_port, slurmd :$slurmd_port, $cpus CPUs, ${mem} MB)"
+	ensure_jwt_key
+	log "writing $CONF (slurmctld :$ctld_port, slurmd :$slurmd_port, slurmdbd :$DBD_PORT, $cpus CPUs, ${mem} MB)"
 	cat >"$CONF.new" <<EOF
 # Written by deploy/slurm/dev-slurm.sh: a one-host DEVELOPMENT/TEST cluster for incident-bot. Not for production.
-ClusterName=incidentbot
+ClusterName=$CLUSTER
 SlurmctldHost=$HOST
 # SlurmUser=root is acceptable here only because this is a throwaway dev cluster on one host.
 SlurmUser=root
@@ -183,11 +376,16 @@ InactiveLimit=0
 KillWait=5
 MinJobAge=300
 Waittime=0
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
+# Accounting through slurmdbd (sacct, sacctmgr, admin levels such as Operator). Not enforced: jobs of users
+# without an association still run.
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$DBD_PORT
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=30
 JobCompType=jobcomp/none
 # gpu-a17 is this host and runs slurmd. gpu-a[18-20] are FAKE (tests only): no slurmd answers for them, so
-# they show as unknown/down (not responding), and can still be drained and resumed with scontrol.
+# they show as unknown* (not responding), and can still be drained with scontrol.
 NodeName=gpu-a17 NodeHostname=$HOST CPUs=$cpus RealMemory=$mem State=UNKNOWN
 NodeName=gpu-a[18-20] NodeHostname=127.0.0.2 NodeAddr=127.0.0.2 Port=$fake_port CPUs=1 RealMemory=1000 State=UNKNOWN
 PartitionName=gpu Nodes=gpu-a[17-20] Default=YES MaxTime=INFINITE State=UP
@@ -210,6 +408,8 @@ rest_get() {
 	curl -sf --max-time 5 -H "X-SLURM-USER-NAME: $REST_USER" -H "X-SLURM-USER-TOKEN: $(cat "$TOKEN_FILE")" \
 		"http://$REST_HOST:$(cat "$RUN/slurmrestd.port")/slurm/$REST_API/$1"
 }
+# Any HTTP answer at all (no token needed): slurmrestd is listening.
+rest_answers() { curl -s -o /dev/null --max-time 5 "http://$REST_HOST:$(cat "$RUN/slurmrestd.port")/openapi"; }
 rest_has_node() { rest_get nodes | jq -e '[.nodes[].name] | index("gpu-a17") != null' >/dev/null; }
 
 new_token() {
@@ -220,13 +420,28 @@ new_token() {
 	log "new token for $REST_USER (lifespan ${TOKEN_LIFESPAN}s) in $TOKEN_FILE"
 }
 
+# A slurmctld started by an older version of this script, without accounting, is stopped (and then started
+# again by start_slurmctld with the new slurm.conf).
+stop_if_no_accounting() {
+	if pid_of slurmctld "$RUN/slurmctld.pid" >/dev/null && ! grep -qx 'AccountingStorageType=accounting_storage/slurmdbd' "$CONF"; then
+		log "the running cluster has no accounting: restarting it"
+		stop_daemons slurmrestd "$REST_PID" slurmd "$RUN/slurmd.pid" slurmctld "$RUN/slurmctld.pid"
+	fi
+}
+
+# slurm.conf for a clean start (it needs $DBD_PORT, so after ensure_slurmdbd; sacctmgr reads it too).
+prepare_conf() {
+	if ! pid_of slurmctld "$RUN/slurmctld.pid" >/dev/null; then
+		# Stop whatever is left over from a half-started cluster before the config changes under it.
+		stop_daemons slurmrestd "$REST_PID" slurmd "$RUN/slurmd.pid" 2>/dev/null
+		write_conf
+	fi
+}
+
 start_slurmctld() {
 	if pid_of slurmctld "$RUN/slurmctld.pid" >/dev/null; then
 		log "slurmctld: already running"
 	else
-		# Stop whatever is left over from a half-started cluster before the config changes under it.
-		stop_daemons slurmrestd "$REST_PID" slurmd "$RUN/slurmd.pid" 2>/dev/null
-		write_conf
 		# -c: no state from an earlier run (jobs, drained nodes): every start is a clean cluster.
 		log "starting slurmctld (clean state)"
 		STARTED=1
@@ -268,7 +483,8 @@ start_slurmrestd() {
 		port=$(free_port 6820)
 		printf '%s\n' "$port" >"$RUN/slurmrestd.port"
 		log "starting slurmrestd on $REST_HOST:$port as $REST_SYSUSER"
-		# SLURM_JWT=daemon: slurmrestd uses each request's token and needs neither munge nor the JWT key.
+		# SLURM_JWT=daemon: slurmrestd passes each request's token on to slurmctld (it cannot read the
+		# JWT key, and needs not).
 		SLURM_JWT=daemon setsid slurmrestd -f "$CONF" -a rest_auth/jwt -s "openapi/$REST_API" \
 			-u "$REST_SYSUSER" -g "$REST_SYSUSER" "$REST_HOST:$port" \
 			</dev/null >>"$LOG/slurmrestd.log" 2>&1 &
@@ -278,7 +494,7 @@ start_slurmrestd() {
 	if [[ ! -s $TOKEN_FILE ]] || [[ -n $(find "$TOKEN_FILE" -mmin +$((TOKEN_LIFESPAN / 120))) ]]; then
 		new_token
 	fi
-	wait_for "$DEADLINE" "slurmrestd (GET /slurm/$REST_API/ping)" rest_get ping
+	wait_for "$DEADLINE" "slurmrestd (answers on :$(cat "$RUN/slurmrestd.port"))" rest_answers
 	if ! rest_has_node; then
 		new_token
 		rest_has_node || die "GET /slurm/$REST_API/nodes does not list gpu-a17: $(rest_get nodes 2>&1 | head -c 500)"
@@ -288,8 +504,19 @@ start_slurmrestd() {
 }
 
 cmd_start() {
+	ensure_packages
 	ensure_munge
+	ensure_sysuser "$OPERATOR_USER"
+	ensure_sysuser "$PLAIN_USER"
+	ensure_jwt_key
 	export SLURM_CONF=$CONF
+	stop_if_no_accounting
+	ensure_mariadb
+	ensure_slurmdbd
+	prepare_conf
+	wait_for "$DEADLINE" "slurmdbd (sacctmgr show cluster)" dbd_up
+	# Before slurmctld starts: it must find its cluster registered.
+	ensure_associations
 	start_slurmctld
 	start_slurmd
 	# A test job only after a (re)start, so that a second run leaves no job behind in the job list.
@@ -302,6 +529,8 @@ export SLURM_CLI=true
 export SLURM_REST_URL=http://$REST_HOST:$(cat "$RUN/slurmrestd.port")
 export SLURM_REST_USER=$REST_USER
 export SLURM_TOKEN_FILE=$TOKEN_FILE
+export SLURM_OPERATOR_USER=$OPERATOR_USER
+export SLURM_ACCOUNTING=true
 EOF
 }
 

@@ -1,0 +1,1 @@
+"""Read-only views of the site's scheduler (Slurm through its client commands or slurmrestd)."""
