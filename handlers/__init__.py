@@ -10,7 +10,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.app.services import Services
 from bot.ops.settings import Settings
-from handlers import actions, commands, common, drafts, home, mentions, messages, shortcuts
+from handlers import actions, commands, common, drafts, drain, home, mentions, messages, shortcuts
 
 
 def register_all(app: AsyncApp, services: Services, settings: Settings) -> None:
@@ -18,6 +18,7 @@ def register_all(app: AsyncApp, services: Services, settings: Settings) -> None:
     commands.register(app, services, locales)
     actions.register(app, services, locales)
     drafts.register(app, services)
+    drain.register(app, services, settings.operators.split(","))
     shortcuts.register(app, services, settings, locales)
     home.register(app, services, locales)
     mentions.register(app, services, settings, locales)

@@ -147,7 +147,7 @@ async def post_reply(
         unfurl_media=False,
     )
     posted_ts = str(response.get("ts") or "")
-    follow(services, client, channel, posted_ts, reply)  # the nodes' scheduler state, added after posting
+    follow(services, client, channel, posted_ts, reply, thread_ts or "")  # the nodes' state, added after posting
     await services.pools.io(services.incident.record_reply, channel, posted_ts, answered_ts, reply, source)
 
 

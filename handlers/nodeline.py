@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.app.services import Services
 from bot.model.nodestate import Lookup
 from bot.model.results import Reply
+from bot.replies.drain import drain_actions
 from bot.replies.nodestate import node_block
 
 log = logging.getLogger(__name__)
@@ -32,14 +33,36 @@ def _start(work: Coroutine[Any, Any, None]) -> None:
     task.add_done_callback(_pending.discard)
 
 
-def follow(services: Services, client: AsyncWebClient, channel: str, ts: str, reply: Reply) -> None:
-    """Schedule the node line for the reply posted as ``ts`` (nothing without a scheduler or hosts)."""
+def follow(services: Services, client: AsyncWebClient, channel: str, ts: str, reply: Reply, thread: str = "") -> None:
+    """Schedule the node line for the reply posted as ``ts`` in ``thread`` (nothing without a scheduler or
+    hosts)."""
     if services.incident.node_states is None or not reply.hosts or not ts:
         return
-    _start(_update(services, client, channel, ts, reply))
+    _start(_update(services, client, channel, ts, reply, thread or ts))
 
 
-async def _update(services: Services, client: AsyncWebClient, channel: str, ts: str, reply: Reply) -> None:
+def _drains(services: Services, reply: Reply) -> bool:
+    """Whether the reply's case has a runbook step that drains (and the bot may drain)."""
+    if services.incident.drains is None or not reply.case_ids:
+        return False
+    case = services.incident.library.cases.get(reply.case_ids[0])
+    return case is not None and any("state=drain" in (step.command or "") for step in case.runbook)
+
+
+def drain_buttons(services: Services, reply: Reply, lookup: Lookup, channel: str, thread: str) -> dict[str, Any] | None:
+    """A Drain button per named node the scheduler knows and that is not drained or down already."""
+    if not _drains(services, reply) or lookup.error is not None:
+        return None
+    nodes = []
+    for host in reply.hosts:
+        state = lookup.states.get(host)
+        if state is not None and state.state not in ("drained", "draining", "down"):
+            value = services.feedback.seal_value(f"{host}|{reply.case_ids[0]}|{thread}", channel, None)
+            nodes.append((host, value))
+    return drain_actions(nodes) if nodes else None
+
+
+async def _update(services: Services, client: AsyncWebClient, channel: str, ts: str, reply: Reply, thread: str) -> None:
     states = services.incident.node_states
     if states is None:
         return
@@ -48,8 +71,10 @@ async def _update(services: Services, client: AsyncWebClient, channel: str, ts: 
     except TimeoutError:
         lookup = Lookup(error="timeout", source=states.scheduler.name)
     block, _ = node_block(reply.hosts, lookup, reply.langs or ["en"])
+    buttons = drain_buttons(services, reply, lookup, channel, thread)
     try:
-        await client.chat_update(channel=channel, ts=ts, text=reply.text, blocks=[*reply.blocks, block])
+        blocks = [*reply.blocks, block, *([buttons] if buttons else [])]
+        await client.chat_update(channel=channel, ts=ts, text=reply.text, blocks=blocks)
     except SlackApiError as failed:
         log.warning("node state: chat.update failed: %s", failed.response.get("error"))
     except Exception:  # the reply is already out; a failed addition must not surface

@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "library": {"model", "matching"},
     "scheduler": {"model", "ops"},
     "digest": {"model", "ops", "replies", "storage"},
-    "app": {"model", "ops", "matching", "replies", "storage", "library", "digest"},
+    "app": {"model", "ops", "matching", "replies", "storage", "library", "digest", "scheduler"},
     "handlers": {"model", "ops", "replies", "app"},
     "slack": {"model", "ops", "replies", "storage", "library", "digest", "app", "handlers"},
     "mcp": {"model", "ops", "replies", "storage", "library", "app"},

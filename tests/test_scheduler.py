@@ -320,3 +320,17 @@ def test_incident_nodes_carries_the_state_line() -> None:
     down = nodes_reply([("gpu-a17", [event, event])], 14, ["en"], "C1", Lookup(error="unreachable"))
     assert "gpu-a17: scheduler not reachable" in down.plain
     assert "Scheduler" not in nodes_reply([("gpu-a17", [event, event])], 14, ["en"], "C1").plain
+
+
+def test_actions_show_in_incident_nodes_app_home_and_the_digest_lines() -> None:
+    from bot.model.nodestate import ActionRecord
+    from bot.replies.drain import action_lines
+    from bot.replies.nodes import nodes_reply
+
+    done = ActionRecord("drain", "gpu-a17", "<!here> Xid 79", "U1", "C1", "1.1", "done", NOW, approved_by="U3")
+    waiting = ActionRecord("drain", "gpu-a18", "limit", "U1", "C1", "1.2", "pending", NOW)
+    [(md, plain)] = action_lines([done, waiting])
+    assert plain == "gpu-a17: drained from Slack by U1 at 2026-11-30 01:00 UTC, approved by U3 (reason: <!here> Xid 79)"
+    assert "<@U1>" in md and "<!here>" not in md and "&lt;!here&gt;" in md
+    reply = nodes_reply([], 14, ["en"], "C1", None, [done, waiting])
+    assert "Actions from Slack" in reply.plain and "gpu-a18" not in reply.plain

@@ -18,6 +18,7 @@ from bot.digest.plan import DigestPlan, plan_next_digest
 from bot.library.case_store import CaseLibrary
 from bot.model.case import Lang
 from bot.model.results import Reply, ReviewRecord
+from bot.replies.drain import action_lines
 from bot.replies.labels import label
 from bot.replies.nodes import host_lines
 from bot.storage.base import DigestEntry, Storage, StorageError
@@ -59,7 +60,9 @@ class DigestDesk:
         """The digest's node section: hosts that failed more than once in its period (storage trouble: none)."""
         try:
             # No thread links: the digest channel's readers may not read the channels the failures were in.
-            return host_lines(self.nodes.repeated_between(start, end), "en", linked=lambda _event: False)
+            hosts = host_lines(self.nodes.repeated_between(start, end), "en", linked=lambda _event: False)
+            taken = [a for a in self.storage.list_actions(start) if a.created_at < end]
+            return [*hosts, *action_lines(taken)]
         except StorageError as exc:
             log.warning("node memory not read for the digest: %s", exc)
             return []

@@ -30,6 +30,7 @@ from bot.replies.buttons import (
 )
 from bot.replies.clicks import ClickAnswer, invalid_reply, note_reply, other_matches_reply, vote_reply
 from bot.replies.drafts import ACTION_DRAFT, draft_value, words
+from bot.replies.drain import action_lines
 from bot.replies.home import HOME_LIST, CaseVotes, FeedbackSummary, build_home_view
 from bot.replies.labels import label
 from bot.replies.nodes import host_lines
@@ -279,7 +280,9 @@ class FeedbackService:
     def _repeated_nodes(self) -> list[tuple[str, str]]:
         try:
             # App Home is one person's: counts, no links into channels they may not be in.
-            return host_lines(self.incident.nodes.repeated(), "en", limit=HOME_LIST, linked=lambda _event: False)
+            hosts = host_lines(self.incident.nodes.repeated(), "en", limit=HOME_LIST, linked=lambda _event: False)
+            week = self.incident.storage.list_actions(self.incident.now() - timedelta(days=7))
+            return [*hosts, *action_lines(week, limit=HOME_LIST)]
         except StorageError:
             return []  # App Home still shows the rest
 

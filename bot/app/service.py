@@ -16,6 +16,7 @@ from rapidfuzz import fuzz, process
 
 from bot.app.digests import DigestDesk, DigestTiming
 from bot.app.drafts import Drafts, WithReview
+from bot.app.drains import Drains
 from bot.app.examples import ExampleBook
 from bot.app.forget import forget_reply
 from bot.app.indexes import build_matcher, build_search
@@ -77,6 +78,7 @@ def _jaccard(a: Sequence[str], b: Sequence[str]) -> float:
 
 class IncidentService:
     node_states: NodeStates | None = None  # the scheduler's view of named nodes (bot.cli.compose)
+    drains: Drains | None = None  # drain and resume from a reply (bot.app.drains), with a scheduler
 
     def __init__(
         self,
@@ -143,8 +145,7 @@ class IncidentService:
             self._examples_seen = None  # the next refresh reads every example again (a case may come back)
 
     def refresh_examples(self, *, force: bool = False) -> bool:
-        """Rebuild the matcher's confirmed-example index when the stored examples changed (one cheap query
-        when they did not); True when rebuilt. Storage trouble is logged: matching keeps its examples."""
+        """Rebuild the confirmed-example index when stored examples changed; True when rebuilt (errors logged)."""
         try:
             self.examples.purge_if_due(self.nodes)  # retention holds when nothing is written, too
             version = self.examples.version()
@@ -193,8 +194,7 @@ class IncidentService:
 
     def search_cases(self, words: str, limit: int = 8) -> list[Case]:
         """Cases ranked by where the words appear: id, failure class, components, title, then body."""
-        state = self._state
-        return search_cases(state.search, state.library.cases, words, limit)
+        return search_cases(self._state.search, self._state.library.cases, words, limit)
 
     def similar_cases(self, case: Case, limit: int = 5) -> list[Case]:
         """Cases sharing failure class, components, root cause, symptoms or an explicit relation."""
@@ -332,7 +332,8 @@ class IncidentService:
         if verb == "nodes":
             repeated = self.nodes.repeated()
             now = self.node_states.lookup([host for host, _ in repeated]) if self.node_states else None
-            return nodes_reply(repeated, self.nodes.window.days, langs, channel_id, now)
+            taken = self.storage.list_actions(self.now() - self.nodes.window)
+            return nodes_reply(repeated, self.nodes.window.days, langs, channel_id, now, taken)
         if verb == "topics":
             return topics_reply(self.vocabulary(), langs, rest)
         if verb == "topic":

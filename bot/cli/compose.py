@@ -10,6 +10,7 @@ from typing import Any
 
 from platformdirs import user_cache_dir
 
+from bot.app.drains import DrainPolicy, Drains
 from bot.app.nodes import parse_aliases as parse_node_aliases
 from bot.app.nodestates import NodeStates
 from bot.app.service import IncidentService
@@ -23,6 +24,7 @@ from bot.ops.metrics import Metrics
 from bot.ops.settings import Settings
 from bot.replies.seal import derive_key
 from bot.scheduler.slurm_cli import SlurmCli
+from bot.scheduler.slurm_control import SlurmControl
 from bot.scheduler.slurm_rest import SlurmRest, TokenFile
 from bot.storage import Storage, open_storage
 
@@ -115,6 +117,10 @@ def build_service(
         node_aliases=parse_node_aliases(settings.node_aliases),
     )
     service.node_states = node_states(settings, service.metrics)
+    if service.node_states is not None and settings.operators.strip():
+        control = SlurmControl(bin_dir=settings.slurm_bin_dir, run_as=settings.slurm_run_as)
+        policy = DrainPolicy(limit_per_hour=settings.drain_limit_per_hour, dry_run=settings.dry_run_actions)
+        service.drains = Drains(store, service.node_states, control, policy, service.now)
     if migrate and examples_now:
         service.refresh_examples()
     service.metrics.broken_case_files.set(len(library.broken_paths))

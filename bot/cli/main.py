@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from bot.app.records import match_record
 from bot.app.service import IncidentService
+from bot.cli.actions_cmd import cmd_actions
 from bot.cli.compose import (
     build_reader,
     build_service,
@@ -262,6 +263,7 @@ COMMANDS: dict[str, Command] = {
     "topics": cmd_topics,
     "mcp": cmd_mcp,
     "nodes": cmd_nodes,
+    "actions": cmd_actions,
     "search": cmd_search,
     "cases_list": cmd_cases_list,
 }

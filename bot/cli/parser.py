@@ -283,6 +283,16 @@ def build_parser(commands: dict[str, Command]) -> argparse.ArgumentParser:
     nodes.add_argument("--days", type=_positive, help="look back this many days (default NODE_MEMORY_DAYS)")
     nodes.add_argument("--json", action="store_true", help="print JSON")
 
+    actions = _sub(
+        sub,
+        "actions",
+        commands["actions"],
+        "drains and resumes taken from Slack, newest first: who, when, node, reason, command, the scheduler's answer",
+        "  incident-bot actions\n  incident-bot actions --days 7 --json\n",
+    )
+    actions.add_argument("--days", type=_positive, help="look back this many days (default 90)")
+    actions.add_argument("--json", action="store_true", help="print JSON")
+
     topics = _sub(
         sub,
         "topics",

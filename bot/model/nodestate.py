@@ -55,7 +55,7 @@ class Scheduler(Protocol):
 
 # What an operator did to a node from Slack, or asked for (``bot.app.drains``): the audit trail.
 ActionKind = Literal["drain", "resume"]
-ActionStatus = Literal["pending", "done", "failed", "refused", "expired", "dry-run"]
+ActionStatus = Literal["pending", "running", "done", "failed", "refused", "expired", "dry-run"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ from apscheduler.triggers.cron import CronTrigger
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.ops.settings_sched import SchedulerSettings
+
 BUNDLED_CASES = Path(__file__).resolve().parents[2] / "cases"
 _CHANNEL_ID = re.compile(r"[CGD][A-Z0-9]+")
 # Set by commands that only call the Web API (``digest --post``): they receive no request, so HTTP mode's
@@ -50,7 +52,7 @@ def placeholders(values: dict[str, object]) -> list[str]:
     )
 
 
-class Settings(BaseSettings):
+class Settings(SchedulerSettings, BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True)
 
     cases_dir: Path = Field(
@@ -277,34 +279,6 @@ class Settings(BaseSettings):
         description=(
             "the id prefix `incident-bot cases draft export` gives a draft (`LOC-0001`, then the next free number)"
         ),
-    )
-    slurm_cli: bool = Field(
-        default=False,
-        validation_alias="SLURM_CLI",
-        description="read node state with Slurm's client commands on this host (sinfo, squeue, sacct; needs munge)",
-    )
-    slurm_bin_dir: str | None = Field(
-        default=None, validation_alias="SLURM_BIN_DIR", description="where sinfo, squeue and sacct are (else PATH)"
-    )
-    slurm_rest_url: str | None = Field(
-        default=None,
-        validation_alias="SLURM_REST_URL",
-        description="slurmrestd's URL (openapi/v0.0.38); preferred over `SLURM_CLI` for reading when both are set",
-    )
-    slurm_rest_user: str = Field(
-        default="incident-bot", validation_alias="SLURM_REST_USER", description="the Slurm user the token is for"
-    )
-    slurm_token_file: Path | None = Field(
-        default=None,
-        validation_alias="SLURM_TOKEN_FILE",
-        description="a file holding the JWT for slurmrestd, re-read when it changes (`scontrol token`)",
-    )
-    scheduler_timeout_seconds: float = Field(
-        default=1.5,
-        gt=0,
-        le=10,
-        validation_alias="SCHEDULER_TIMEOUT_SECONDS",
-        description="how long a reply's node line waits for the scheduler before it says 'not reachable'",
     )
     noise_window_minutes: int = Field(
         default=60,

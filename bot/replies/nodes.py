@@ -6,10 +6,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from bot.model.case import Lang
-from bot.model.nodestate import Lookup
+from bot.model.nodestate import ActionRecord, Lookup
 from bot.model.results import NodeEvent, Reply
 from bot.replies.blocks import header, section
 from bot.replies.catalog import text
+from bot.replies.drain import action_lines
 from bot.replies.mrkdwn import escape_mrkdwn, fallback, link
 from bot.replies.nodestate import node_block
 
@@ -74,6 +75,7 @@ def nodes_reply(
     langs: Sequence[Lang],
     channel: str | None = None,
     now: Lookup | None = None,
+    actions: Sequence[ActionRecord] = (),
 ) -> Reply:
     """``/incident nodes``: hosts that failed more than once in the window, newest first, with their cases
     and the threads of ``channel`` (where it was asked; another channel's threads are counted, not linked),
@@ -95,4 +97,7 @@ def nodes_reply(
         block, said = node_block([host for host, _ in repeated], now, langs)
         blocks.append(block)
         plain.append(said)
+    if taken := action_lines(list(actions)):
+        blocks.append(section("*Actions from Slack*\n" + "\n".join(md for md, _ in taken)))
+        plain += ["Actions from Slack", *(f"  {text}" for _, text in taken)]
     return Reply(text=fallback(heading), blocks=blocks, plain="\n".join(plain))

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 from bot.model.case import LangPref
+from bot.model.nodestate import ActionRecord
 from bot.model.results import DraftRecord, ExampleRecord, NodeEvent, RejectionRecord, ReviewRecord, Vote
 
 __all__ = [
@@ -210,6 +211,21 @@ class Storage(Protocol):
 
     def node_events(self, since: datetime, hosts: tuple[str, ...] | None = None) -> list[NodeEvent]:
         """Events created at or after ``since`` (of ``hosts``, as stored), newest first."""
+
+    # actions on nodes ---------------------------------------------------------------------------------
+    def add_action(self, record: ActionRecord) -> int:
+        """Store an action or a request (drain, resume); returns its id."""
+
+    def decide_action(
+        self, action_id: int, expected: str, status: str, *, answer: str, approved_by: str, decided_at: datetime
+    ) -> bool:
+        """Move action ``action_id`` from ``expected`` to ``status``; False when it was not ``expected``
+        (someone else decided it first). Atomic across processes."""
+
+    def get_action(self, action_id: int) -> ActionRecord | None: ...
+
+    def list_actions(self, since: datetime, node: str | None = None) -> list[ActionRecord]:
+        """Actions created at or after ``since`` (on ``node``), newest first."""
 
     # digest ledger ------------------------------------------------------------------------------------
     def digested_case_ids(self) -> set[str]:

@@ -9,7 +9,9 @@ import threading
 from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import cast
 
+from bot.model.nodestate import ActionRecord, ActionStatus
 from bot.storage.base import (
     DigestClaim,
     DigestEntry,
@@ -43,6 +45,7 @@ class MemoryStorage:
         self._drafts: list[DraftRecord] = []
         self._reviews: list[ReviewRecord] = []
         self._nodes: list[NodeEvent] = []
+        self._actions: list[ActionRecord] = []
 
     def migrate(self) -> None:
         return None
@@ -230,6 +233,34 @@ class MemoryStorage:
     def node_events(self, since: datetime, hosts: tuple[str, ...] | None = None) -> list[NodeEvent]:
         found = [e for e in self._nodes if e.created_at >= since and (hosts is None or e.host in hosts)]
         return sorted(found, key=lambda e: (e.created_at, e.id or 0), reverse=True)
+
+    def add_action(self, record: ActionRecord) -> int:
+        with self._lock:
+            self._actions.append(replace(record, id=len(self._actions) + 1))
+            return len(self._actions)
+
+    def decide_action(
+        self, action_id: int, expected: str, status: str, *, answer: str, approved_by: str, decided_at: datetime
+    ) -> bool:
+        with self._lock:
+            if not 0 < action_id <= len(self._actions) or self._actions[action_id - 1].status != expected:
+                return False
+            old = self._actions[action_id - 1]
+            self._actions[action_id - 1] = replace(
+                old,
+                status=cast(ActionStatus, status),
+                answer=answer,
+                approved_by=approved_by,
+                decided_at=decided_at,
+            )
+            return True
+
+    def get_action(self, action_id: int) -> ActionRecord | None:
+        return self._actions[action_id - 1] if 0 < action_id <= len(self._actions) else None
+
+    def list_actions(self, since: datetime, node: str | None = None) -> list[ActionRecord]:
+        found = [a for a in self._actions if a.created_at >= since and (node is None or a.node == node)]
+        return sorted(found, key=lambda a: (a.created_at, a.id or 0), reverse=True)
 
     def digested_case_ids(self) -> set[str]:
         return {case_id for entry in self._digests.values() for case_id in entry.case_ids}

@@ -232,3 +232,25 @@ node_events = Table(
     Index("node_events_created", "created_at"),
     sqlite_autoincrement=True,
 )
+
+# What operators did to nodes from Slack (``bot.app.drains``): drains, resumes, approvals; the audit trail.
+actions = Table(
+    "actions",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("kind", Text, nullable=False),
+    Column("node", Text, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("user_id", Text, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("thread_ts", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("answer", Text, nullable=False),
+    Column("approved_by", Text, nullable=False),
+    Column("decided_at", UtcDateTime, nullable=True),
+    Column("command", Text, nullable=False),
+    Index("actions_created", "created_at"),
+    Index("actions_node", "node", "created_at"),
+    sqlite_autoincrement=True,
+)

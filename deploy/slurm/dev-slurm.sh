@@ -11,9 +11,10 @@
 # ${SLURM_DEV_DIR:-/var/tmp/incident-bot-slurm}.
 # Accounting: slurmdbd on a MariaDB database slurm_acct_db: the machine's MariaDB when it answers as root on
 # its socket, else a private mariadbd in the state directory (SLURM_DEV_DB=system|private forces one).
-# Slurm users: root and incident-bot (adminlevel=Operator: may cancel any job and manage reservations, but may
-# NOT drain or resume nodes, which Slurm 22.05 keeps for Administrator), both in account ops; nobody-slurm
-# (adminlevel=None), a plain user whose cancels of others' jobs and node updates are refused, for tests.
+# Slurm users: root and incident-bot (adminlevel=Administrator: the lowest level that may drain or resume a
+# node in Slurm 22.05, whose UPDATE_NODE RPC checks validate_super_user; Operator is refused with "Invalid
+# user id"), both in account ops; nobody-slurm (adminlevel=None), a plain user whose node updates are
+# refused, for tests. incident-bot is not root and not SlurmUser.
 # FOR TESTS ONLY: SlurmUser=root, and gpu-a[18-20] are fake nodes with no slurmd behind them.
 set -euo pipefail
 
@@ -33,8 +34,9 @@ CLUSTER=incidentbot
 ACCOUNT=ops
 OPERATOR_USER=incident-bot     # Unix system user and Slurm user with adminlevel=$OPERATOR_LEVEL
 # Operator may cancel others' jobs and create reservations, but NOT drain or resume nodes: in Slurm 22.05
-# UPDATE_NODE needs root, SlurmUser or Administrator ("slurm_update error: Invalid user id" otherwise).
-OPERATOR_LEVEL=Operator
+# UPDATE_NODE needs root, SlurmUser or Administrator ("slurm_update error: Invalid user id" otherwise), so
+# the bot's user is an Administrator: the least Slurm grants that lets it drain (docs/operating/nodes.md).
+OPERATOR_LEVEL=Administrator
 PLAIN_USER=nobody-slurm        # Unix system user and Slurm user with adminlevel=None: refused node updates
 DBD_CONF=$DIR/slurmdbd.conf    # slurmdbd reads slurmdbd.conf from the directory of $SLURM_CONF
 DBD_PID=$RUN/slurmdbd.pid
@@ -94,7 +96,7 @@ wait_for() {
 
 # stop_daemons NAME PIDFILE [NAME PIDFILE...]: SIGTERM each running one, wait for all (15 s), then SIGKILL.
 stop_daemons() {
-	local pids=() pid i
+	local pids=() pid i t0=$EPOCHREALTIME
 	while (($# >= 2)); do
 		if pid=$(pid_of "$1" "$2"); then
 			log "stopping $1 (pid $pid)"
@@ -107,22 +109,23 @@ stop_daemons() {
 		shift 2
 	done
 	for pid in "${pids[@]}"; do
-		for ((i = 0; i < 75; i++)); do
+		for ((i = 0; i < 150; i++)); do
 			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.2
+			sleep 0.1
 		done
 		if kill -0 "$pid" 2>/dev/null; then
 			log "pid $pid still running after 15s: SIGKILL"
 			kill -KILL "$pid" 2>/dev/null || true
 		fi
 	done
+	((${#pids[@]} == 0)) || log "stopped pid ${pids[*]} after $(since "$t0")s"
 }
 
 cmd_stop() {
 	local t0=$EPOCHREALTIME
-	stop_daemons slurmrestd "$REST_PID" slurmd "$RUN/slurmd.pid" slurmctld "$RUN/slurmctld.pid"
-	# slurmdbd after slurmctld (which sends it what it still holds), the private MariaDB last.
-	stop_daemons slurmdbd "$DBD_PID"
+	# slurmdbd with the others: what slurmctld still holds for it needs not reach the database, as the next
+	# clean start drops it. The private MariaDB last.
+	stop_daemons slurmrestd "$REST_PID" slurmd "$RUN/slurmd.pid" slurmctld "$RUN/slurmctld.pid" slurmdbd "$DBD_PID"
 	stop_daemons mariadbd "$MY_PID"
 	log "stopped in $(since "$t0")s (munged and the machine's own MariaDB, if used, left running)"
 }
@@ -259,18 +262,17 @@ EOF
 	slurmdbd || die "slurmdbd failed to start (see $LOG/slurmdbd.log)"
 }
 
-# sacct_has WHAT ARGS...: sacctmgr -n -P show WHAT ARGS... prints something.
-sacct_has() { [[ -n $(sacctmgr -n -P show "$@" 2>/dev/null) ]]; }
-
-# ensure_slurm_user NAME ADMINLEVEL: NAME in account ops with that admin level.
+# ensure_slurm_user NAME ADMINLEVEL ASSOCS USERS: NAME in account ops with that admin level; ASSOCS and USERS
+# are what `sacctmgr -n -P show assoc ... format=account,user` and `show user format=user,adminlevel` printed.
 ensure_slurm_user() {
 	local name=$1 level=$2 have
-	if ! sacct_has assoc where cluster="$CLUSTER" account="$ACCOUNT" user="$name" format=user; then
+	if ! grep -qxF "$ACCOUNT|$name" <<<"$3"; then
 		log "sacctmgr: adding user $name to account $ACCOUNT (adminlevel=$level)"
-		sacctmgr -i add user "$name" account="$ACCOUNT" cluster="$CLUSTER" adminlevel="$level" >>"$SACCTMGR_LOG" ||
-			die "sacctmgr add user $name failed (see $SACCTMGR_LOG)"
+		sacctmgr -i add user "$name" account="$ACCOUNT" cluster="$CLUSTER" adminlevel="$level" \
+			>>"$SACCTMGR_LOG" || die "sacctmgr add user $name failed (see $SACCTMGR_LOG)"
+		return
 	fi
-	have=$(sacctmgr -n -P show user "$name" format=adminlevel)
+	have=$(awk -F'|' -v u="$name" '$1 == u { print $2 }' <<<"$4")
 	if [[ $have != "$level" ]]; then
 		log "sacctmgr: user $name has adminlevel '$have': setting $level"
 		sacctmgr -i modify user where name="$name" set adminlevel="$level" >>"$SACCTMGR_LOG" ||
@@ -278,23 +280,27 @@ ensure_slurm_user() {
 	fi
 }
 
-# The cluster, account ops and the users, each added only when missing (so a second run adds nothing).
+# The cluster, account ops and the users, each added only when missing (so a second run adds nothing and
+# asks sacctmgr only three questions).
 ensure_associations() {
-	if ! sacct_has cluster "$CLUSTER" format=cluster; then
+	local assocs users
+	if ! grep -qxF "$CLUSTER" <<<"$(sacctmgr -n -P show cluster format=cluster)"; then
 		log "sacctmgr: adding cluster $CLUSTER"
-		sacctmgr -i add cluster "$CLUSTER" >>"$SACCTMGR_LOG" || die "sacctmgr add cluster $CLUSTER failed (see $SACCTMGR_LOG)"
+		sacctmgr -i add cluster "$CLUSTER" >>"$SACCTMGR_LOG" ||
+			die "sacctmgr add cluster $CLUSTER failed (see $SACCTMGR_LOG)"
 	fi
-	if ! sacct_has account "$ACCOUNT" format=account; then
+	assocs=$(sacctmgr -n -P show assoc where cluster="$CLUSTER" format=account,user)
+	if ! grep -qxF "$ACCOUNT|" <<<"$assocs"; then
 		log "sacctmgr: adding account $ACCOUNT"
 		sacctmgr -i add account "$ACCOUNT" cluster="$CLUSTER" description="incident-bot tests" \
 			organization=incidentbot >>"$SACCTMGR_LOG" || die "sacctmgr add account $ACCOUNT failed (see $SACCTMGR_LOG)"
 	fi
+	users=$(sacctmgr -n -P show user format=user,adminlevel)
 	# root keeps adminlevel Administrator, which sacctmgr gives it with the cluster.
-	ensure_slurm_user root Administrator
-	ensure_slurm_user "$OPERATOR_USER" "$OPERATOR_LEVEL"
-	ensure_slurm_user "$PLAIN_USER" None
-	log "accounting: cluster $CLUSTER, account $ACCOUNT; $OPERATOR_USER is $(sacctmgr -n -P show user \
-		"$OPERATOR_USER" format=adminlevel), $PLAIN_USER is $(sacctmgr -n -P show user "$PLAIN_USER" format=adminlevel)"
+	ensure_slurm_user root Administrator "$assocs" "$users"
+	ensure_slurm_user "$OPERATOR_USER" "$OPERATOR_LEVEL" "$assocs" "$users"
+	ensure_slurm_user "$PLAIN_USER" None "$assocs" "$users"
+	log "accounting: cluster $CLUSTER, account $ACCOUNT; $OPERATOR_USER is $OPERATOR_LEVEL, $PLAIN_USER is None"
 }
 
 ensure_munge() {
