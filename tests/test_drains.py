@@ -141,6 +141,8 @@ async def test_drain_confirm_refusals_limit_approval_and_resume(
     # Resume a drain the bot made.
     record = next(m for m in h.fake.posted("C1") if str(m.get("text")).startswith(f"Drained {node}"))
     resume_value = buttons(record["blocks"])[ACTION_RESUME]
+    [nope] = await click(h, ACTION_RESUME, resume_value, user="U2", message_ts=record["ts"], ephemeral=False)
+    assert "Only operators can resume" in json.dumps(nope)
     await click(h, ACTION_RESUME, resume_value, user="U1", message_ts=record["ts"], ephemeral=False)
     resume_view = _opened_view(h)
     assert resume_view["callback_id"] == "resume_view" and "override" not in json.dumps(resume_view["blocks"])
