@@ -8,7 +8,7 @@ STAMP = $(VENV)/.installed-stamp
 RUN_VENV ?= .venv-run
 RUN_STAMP = $(RUN_VENV)/.installed-stamp
 
-.PHONY: help run test lint typecheck docs pytest stress mutants bench quality ordinary dev-slurm clean
+.PHONY: help run test lint typecheck docs pytest stress mutants bench quality ordinary dev-slurm dev-alerts clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "incident-bot needs Python 3.11+")'
@@ -78,6 +78,11 @@ ordinary: $(STAMP)  ## rebuild the ordinary-vocabulary list
 # Prints the settings to export; `deploy/slurm/dev-slurm.sh stop` stops it (deploy/slurm/README.md).
 dev-slurm:  ## start a one-host Slurm test cluster and print its settings (root)
 	deploy/slurm/dev-slurm.sh
+
+# A real Prometheus + Alertmanager (and a dcgm-exporter stand-in) sending alerts to BOT_ALERT_URL; run as root.
+# Prints the settings to export; `deploy/prometheus/dev-alerts.sh stop` stops it (deploy/prometheus/README.md).
+dev-alerts:  ## start a Prometheus + Alertmanager test stack and print its settings (root)
+	deploy/prometheus/dev-alerts.sh
 
 clean:  ## remove the virtualenvs, caches and data/
 	rm -rf $(VENV) $(RUN_VENV) .mypy_cache .ruff_cache .pytest_cache data mutants site

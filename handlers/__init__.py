@@ -10,7 +10,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.app.services import Services
 from bot.ops.settings import Settings
-from handlers import actions, commands, common, drafts, drain, home, mentions, messages, shortcuts
+from handlers import actions, alerts, commands, common, drafts, drain, home, mentions, messages, shortcuts
 
 
 def register_all(app: AsyncApp, services: Services, settings: Settings) -> None:
@@ -19,6 +19,7 @@ def register_all(app: AsyncApp, services: Services, settings: Settings) -> None:
     actions.register(app, services, locales)
     drafts.register(app, services)
     drain.register(app, services, settings.operators.split(","))
+    alerts.register(app, services, settings.operators.split(","), settings.alertmanager_url)
     shortcuts.register(app, services, settings, locales)
     home.register(app, services, locales)
     mentions.register(app, services, settings, locales)

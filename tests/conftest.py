@@ -169,6 +169,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             config.hook.pytest_deselected(items=slurm)
             items[:] = [item for item in items if not item.get_closest_marker("slurm")]
             config.stash[_SLURM_NOT_RUN] = len(slurm)
+    if not os.environ.get("TEST_ALERTMANAGER_URL"):
+        alerts = [item for item in items if item.get_closest_marker("alerts")]
+        if alerts:
+            config.hook.pytest_deselected(items=alerts)
+            items[:] = [item for item in items if not item.get_closest_marker("alerts")]
+            config.stash[_SLURM_NOT_RUN] = config.stash.get(_SLURM_NOT_RUN, 0) + len(alerts)
     if os.environ.get("TEST_DATABASE_URL"):
         config.stash[_NOT_RUN] = 0
         return
@@ -202,7 +208,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_line(line, green=both, red=not both, bold=not both)
     if skipped := config.stash.get(_SLURM_NOT_RUN, 0):
         terminalreporter.write_line(
-            f"slurm: {skipped} tests did NOT run (no TEST_SLURM_CONF; eval the export lines of make dev-slurm)",
+            f"slurm/alerts: {skipped} tests did NOT run (no TEST_SLURM_CONF / TEST_ALERTMANAGER_URL; "
+            "eval the export lines of make dev-slurm and make dev-alerts)",
             red=True,
             bold=True,
         )

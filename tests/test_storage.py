@@ -49,7 +49,7 @@ def test_migrate_twice_and_ping(storage_url: str) -> None:
     second.migrate()
     assert second.ping()
     assert second.get_user_lang("U1") == "ko"
-    assert second.schema_version() == head_revision() == "0006"  # type: ignore[attr-defined]  # backend extra
+    assert second.schema_version() == head_revision() == "0007"  # type: ignore[attr-defined]  # backend extra
     first.close()
     second.close()
 

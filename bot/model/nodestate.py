@@ -73,3 +73,21 @@ class ActionRecord:
     decided_at: datetime | None = None
     command: str = ""  # the exact command that ran (or would run)
     id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AlertPost:
+    """The message that answers one alert group on one node (``bot.app.alerts``): claimed once across
+    replicas (group key and node are unique), then posted, followed up in its thread and updated when it
+    resolves."""
+
+    group_key: str
+    node: str
+    channel: str
+    status: str  # "claimed" (being posted), "firing", "resolved"
+    fingerprints: str  # the alerts' fingerprints, sorted, comma-separated: a re-sent notification matches
+    created_at: datetime
+    ts: str = ""
+    case_id: str = ""
+    updated_at: datetime | None = None
+    id: int | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SecretStr
 
 
 class SchedulerSettings(BaseModel):
@@ -56,4 +56,32 @@ class SchedulerSettings(BaseModel):
         default=None,
         validation_alias="SLURM_RUN_AS",
         description="run scontrol as this user (the bot must be root to switch; else run the bot as it)",
+    )
+    alert_channel: str | None = Field(
+        default=None,
+        validation_alias="ALERT_CHANNEL",
+        description="the channel id alerts from Alertmanager are answered in (`POST /alertmanager`; off when unset)",
+    )
+    alert_routes: str = Field(
+        default="",
+        validation_alias="ALERT_ROUTES",
+        description="`label=value:CHANNEL` pairs, comma-separated: an alert with that label goes there instead",
+    )
+    alertmanager_token: SecretStr | None = Field(
+        default=None,
+        validation_alias="ALERTMANAGER_TOKEN",
+        description="the bearer token Alertmanager sends (its `http_config.authorization.credentials_file`)",
+    )
+    alertmanager_user: str | None = Field(
+        default=None, validation_alias="ALERTMANAGER_USER", description="basic auth instead of a token: the user"
+    )
+    alertmanager_password: SecretStr | None = Field(
+        default=None,
+        validation_alias="ALERTMANAGER_PASSWORD",
+        description="basic auth instead of a token: the password",
+    )
+    alertmanager_url: str | None = Field(
+        default=None,
+        validation_alias="ALERTMANAGER_URL",
+        description="Alertmanager's URL, for the Silence button (API v2 `POST /api/v2/silences`)",
     )

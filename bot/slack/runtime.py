@@ -23,7 +23,9 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.app.alerts import AlertDesk, parse_routes
 from bot.app.learning import Refresher
+from bot.app.nodes import parse_aliases as parse_node_aliases
 from bot.app.reloader import LibraryReloader
 from bot.app.service import IncidentService
 from bot.app.services import Services
@@ -31,6 +33,7 @@ from bot.app.workers import WorkerPools
 from bot.digest.scheduler import DigestSchedule
 from bot.ops.logs import configure_logging
 from bot.ops.settings import Settings
+from bot.slack.alerts import AlertPoster, add_alert_route
 from bot.slack.app import build_client, create_app
 from bot.slack.guard import KEEPALIVE_SECONDS, GuardedSite
 from bot.slack.http import EVENTS_PATH, build_web_app
@@ -210,10 +213,11 @@ async def start_slack(
     def storage_problem() -> str | None:
         return None if gate.ready else (gate.problem or "opening")
 
-    runner = web.AppRunner(
-        build_web_app(None if socket_mode else bolt, service, signing_secret=secret, storage_problem=storage_problem),
-        keepalive_timeout=KEEPALIVE_SECONDS,
+    web_app = build_web_app(
+        None if socket_mode else bolt, service, signing_secret=secret, storage_problem=storage_problem
     )
+    poster = _alerts(web_app, settings, services, token_client)
+    runner = web.AppRunner(web_app, keepalive_timeout=KEEPALIVE_SECONDS)
     await runner.setup()
     # Slow clients: headers within 10 s, bodies within 10 s, at most 512 connections (bot.slack.guard).
     await GuardedSite(runner, settings.host, settings.port).start()
@@ -233,6 +237,8 @@ async def start_slack(
         _background(server, identity.keep_checking(token_client), "auth-test")
     if not gate.ready:
         _background(server, gate.open(), "storage-gate")
+    if poster is not None:  # notifications stored but not posted before a restart
+        _background(server, _after(gate, poster.drain()), "alerts-catch-up")
     server.schedule = build_digest_schedule(settings, service)
     if server.schedule is not None:
         # start() also posts a digest missed while the bot was down: run it beside the server, once the
@@ -277,3 +283,30 @@ def _background(server: SlackServer, coro: Awaitable[object], name: str) -> None
 def _log_failure(task: asyncio.Task[object]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("background task %s failed", task.get_name(), exc_info=task.exception())
+
+
+def _alerts(
+    web_app: web.Application, settings: Settings, services: Services, client: AsyncWebClient | None
+) -> AlertPoster | None:
+    """``POST /alertmanager`` when ``ALERT_CHANNEL`` and a credential are set (bot.slack.alerts)."""
+    token = settings.alertmanager_token.get_secret_value() if settings.alertmanager_token else None
+    password = settings.alertmanager_password.get_secret_value() if settings.alertmanager_password else None
+    if not settings.alert_channel or client is None or not (token or (settings.alertmanager_user and password)):
+        return None
+    desk = AlertDesk(
+        services.incident,
+        settings.alert_channel,
+        parse_routes(settings.alert_routes),
+        parse_node_aliases(settings.node_aliases),
+    )
+    poster = AlertPoster(services, desk, client, silence=bool(settings.alertmanager_url))
+    add_alert_route(
+        web_app,
+        services,
+        poster,
+        token=token,
+        user=settings.alertmanager_user,
+        password=password,
+        now=services.incident.now,
+    )
+    return poster

@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from bot.model.case import LangPref
-from bot.model.nodestate import ActionRecord
+from bot.model.nodestate import ActionRecord, AlertPost
 from bot.model.results import DraftRecord, ExampleRecord, NodeEvent, RejectionRecord, ReviewRecord, Vote
 
 __all__ = [
@@ -226,6 +226,22 @@ class Storage(Protocol):
 
     def list_actions(self, since: datetime, node: str | None = None) -> list[ActionRecord]:
         """Actions created at or after ``since`` (on ``node``), newest first."""
+
+    # alerts -------------------------------------------------------------------------------------------
+    def add_alert_notification(self, received_at: datetime, group_key: str, status: str, body: str) -> int:
+        """Store an Alertmanager notification before it is acknowledged; returns its id."""
+
+    def pending_alert_notifications(self, limit: int = 50) -> list[tuple[int, str]]:
+        """(id, body) of notifications not yet handled, oldest first."""
+
+    def finish_alert_notification(self, notification_id: int) -> None: ...
+
+    def claim_alert_post(self, post: AlertPost) -> AlertPost | None:
+        """Claim the message for (group key, node); None when another process claimed it first."""
+
+    def get_alert_post(self, group_key: str, node: str) -> AlertPost | None: ...
+
+    def update_alert_post(self, post_id: int, **changes: Any) -> None: ...
 
     # digest ledger ------------------------------------------------------------------------------------
     def digested_case_ids(self) -> set[str]:

@@ -9,9 +9,9 @@ import threading
 from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import cast
+from typing import Any, cast
 
-from bot.model.nodestate import ActionRecord, ActionStatus
+from bot.model.nodestate import ActionRecord, ActionStatus, AlertPost
 from bot.storage.base import (
     DigestClaim,
     DigestEntry,
@@ -46,6 +46,8 @@ class MemoryStorage:
         self._reviews: list[ReviewRecord] = []
         self._nodes: list[NodeEvent] = []
         self._actions: list[ActionRecord] = []
+        self._alert_bodies: list[tuple[int, str, bool]] = []
+        self._alert_posts: dict[tuple[str, str], AlertPost] = {}
 
     def migrate(self) -> None:
         return None
@@ -261,6 +263,36 @@ class MemoryStorage:
     def list_actions(self, since: datetime, node: str | None = None) -> list[ActionRecord]:
         found = [a for a in self._actions if a.created_at >= since and (node is None or a.node == node)]
         return sorted(found, key=lambda a: (a.created_at, a.id or 0), reverse=True)
+
+    def add_alert_notification(self, received_at: datetime, group_key: str, status: str, body: str) -> int:
+        with self._lock:
+            self._alert_bodies.append((len(self._alert_bodies) + 1, body, False))
+            return len(self._alert_bodies)
+
+    def pending_alert_notifications(self, limit: int = 50) -> list[tuple[int, str]]:
+        return [(i, body) for i, body, done in self._alert_bodies if not done][:limit]
+
+    def finish_alert_notification(self, notification_id: int) -> None:
+        with self._lock:
+            i, body, _ = self._alert_bodies[notification_id - 1]
+            self._alert_bodies[notification_id - 1] = (i, body, True)
+
+    def claim_alert_post(self, post: AlertPost) -> AlertPost | None:
+        with self._lock:
+            key = (post.group_key, post.node)
+            if key in self._alert_posts:
+                return None
+            self._alert_posts[key] = replace(post, id=len(self._alert_posts) + 1)
+            return self._alert_posts[key]
+
+    def get_alert_post(self, group_key: str, node: str) -> AlertPost | None:
+        return self._alert_posts.get((group_key, node))
+
+    def update_alert_post(self, post_id: int, **changes: Any) -> None:
+        with self._lock:
+            for key, post in self._alert_posts.items():
+                if post.id == post_id:
+                    self._alert_posts[key] = replace(post, **changes)
 
     def digested_case_ids(self) -> set[str]:
         return {case_id for entry in self._digests.values() for case_id in entry.case_ids}

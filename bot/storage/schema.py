@@ -254,3 +254,35 @@ actions = Table(
     Index("actions_node", "node", "created_at"),
     sqlite_autoincrement=True,
 )
+
+# Alertmanager notifications, stored before the 200 that tells Alertmanager it need not retry, and the
+# messages that answer them, one per alert group and node (``bot.app.alerts``).
+alert_notifications = Table(
+    "alert_notifications",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("received_at", UtcDateTime, nullable=False),
+    Column("group_key", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("done", Boolean, nullable=False),
+    Index("alert_notifications_pending", "done", "received_at"),
+    sqlite_autoincrement=True,
+)
+
+alert_posts = Table(
+    "alert_posts",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("group_key", Text, nullable=False),
+    Column("node", Text, nullable=False),
+    Column("channel", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("fingerprints", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("ts", Text, nullable=False),
+    Column("case_id", Text, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=True),
+    Index("alert_posts_one", "group_key", "node", unique=True),
+    sqlite_autoincrement=True,
+)

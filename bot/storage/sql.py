@@ -34,12 +34,13 @@ from bot.storage.schema import (
     user_prefs,
 )
 from bot.storage.sql_actions import ActionTables
+from bot.storage.sql_alerts import AlertTables
 from bot.storage.sql_learning import LearningTables
 
 _PURGE_EVERY = 100
 
 
-class SqlStorage(LearningTables, ActionTables):
+class SqlStorage(LearningTables, ActionTables, AlertTables):
     """The :class:`bot.storage.base.Storage` interface for a ``DATABASE_URL``; thread-safe (a small
     connection pool). Open it with :func:`bot.storage.open_storage`."""
 
