@@ -23,6 +23,11 @@ MAX_PENDING = 64  # updates in flight at once; past that a reply keeps no node l
 _pending: set[asyncio.Task[None]] = set()
 
 
+def pending_updates() -> list[asyncio.Task[None]]:
+    """Node-line updates not finished: shutdown waits for them (bounded)."""
+    return [task for task in _pending if not task.done()]
+
+
 def _start(work: Coroutine[Any, Any, None]) -> None:
     if len(_pending) >= MAX_PENDING:
         work.close()

@@ -152,6 +152,12 @@ async def test_an_xid_79_alert_gets_the_case_node_and_first_step_of_the_pasted_l
     assert len(top) == 1
 
 
+async def test_alerts_alertmanager_left_out_are_said(bot: SlackHarness) -> None:
+    await send(bot, notification([alert("gpu-a19")], group="g-truncated", truncatedAlerts=7))
+    await bot.wait_for(lambda: _posted(bot))
+    assert "Alertmanager left out 7 more in this notification" in _text(_posted(bot)[0])
+
+
 async def test_an_unknown_alert_is_posted_plainly(bot: SlackHarness) -> None:
     unknown = alert("gpu-b02", xid="0", name="FanSpeedLow")
     unknown["annotations"] = {"summary": "fan 3 at 200 rpm"}

@@ -89,7 +89,7 @@ class AlertDesk:
             text = "".join(alert_text(a, host, firing_value(a)) for a in alerts[:20])
             result = self.service.match(text, slack_encoded=False)
             result = self._with_node(result, node, alerts[0])
-            reply = self.render(result, alerts, node)
+            reply = self.render(result, alerts, node, notification.truncated)
             plans.append(AlertPlan(node, alerts, reply, result, any(a.status == "firing" for a in alerts)))
         return plans
 
@@ -112,13 +112,15 @@ class AlertDesk:
         )
         return result.model_copy(update={"suspects": info})
 
-    def render(self, result: MatchResult, alerts: Sequence[Alert], node: str) -> Reply:
+    def render(self, result: MatchResult, alerts: Sequence[Alert], node: str, truncated: int = 0) -> Reply:
         """The reply with a lead saying where it comes from, and the alert's link; an alert the library does
         not know is posted plainly ("no known case"), never dropped."""
         first = alerts[0]
         where = f" on {node}" if node else ""
         link = first.generator_url if first.generator_url.startswith(("http://", "https://")) else ""
         said = f"From alert {first.name}{where}" + (f" ({len(alerts)} alerts)" if len(alerts) > 1 else "")
+        if truncated:
+            said += f" (Alertmanager left out {truncated} more in this notification)"
         lead_md = f"*{escape_mrkdwn(said)}*" + (
             f" · <{link}|source>" if link and "|" not in link and ">" not in link else ""
         )

@@ -171,6 +171,14 @@ class AlertPoster:
         )
 
 
+_in_flight: set[asyncio.Task[None]] = set()
+
+
+def alert_tasks() -> list[asyncio.Task[None]]:
+    """Posting work started by notifications and not finished: shutdown waits for it (bounded)."""
+    return [task for task in _in_flight if not task.done()]
+
+
 def add_alert_route(
     web_app: web.Application,
     services: Services,
@@ -181,8 +189,6 @@ def add_alert_route(
     password: str | None,
     now: Any,
 ) -> None:
-    tasks: set[asyncio.Task[None]] = set()
-
     async def receive(request: web.Request) -> web.Response:
         if not authorized(request.headers.get("Authorization", ""), token, user, password):
             return web.json_response({"error": "unauthorized"}, status=401)
@@ -211,8 +217,8 @@ def add_alert_route(
             log.warning("alertmanager: notification not stored (%s); Alertmanager will retry", exc)
             return web.json_response({"error": "not stored, retry"}, status=503)
         task = asyncio.get_running_loop().create_task(poster.drain())
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
         return web.json_response({"status": "stored"})
 
     web_app.router.add_post(ALERT_PATH, receive)

@@ -33,12 +33,13 @@ from bot.app.workers import WorkerPools
 from bot.digest.scheduler import DigestSchedule
 from bot.ops.logs import configure_logging
 from bot.ops.settings import Settings
-from bot.slack.alerts import AlertPoster, add_alert_route
+from bot.slack.alerts import AlertPoster, add_alert_route, alert_tasks
 from bot.slack.app import build_client, create_app
 from bot.slack.guard import KEEPALIVE_SECONDS, GuardedSite
 from bot.slack.http import EVENTS_PATH, build_web_app
 from bot.slack.identity import TokenRejected, identity_of
 from bot.slack.jobs import LibrarySync, StorageGate, build_digest_schedule
+from handlers.nodeline import pending_updates
 from handlers.reviewers import Reviewers
 
 EXAMPLES_DEFAULT_INTERVAL_S = 60.0
@@ -98,7 +99,7 @@ class SlackServer:
         if self.socket is not None:
             await self.socket.close_async()  # type: ignore[no-untyped-call]
         await self.site_runner.cleanup()
-        pending = listener_tasks()
+        pending = [*listener_tasks(), *alert_tasks(), *pending_updates()]
         if pending:
             _, late = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE_SECONDS)
             for task in late:
