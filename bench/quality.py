@@ -41,6 +41,12 @@ def aliases(directory: Path = REAL) -> dict[str, str]:
     return {row["name"].lower(): row["project"].lower() for row in rows}
 
 
+def project_of(source: str, other_name: dict[str, str]) -> str:
+    """The project a source belongs to, whatever its name: ``aliases.tsv``; GitHub names are case-insensitive."""
+    name = source.lower()
+    return other_name.get(name, name)
+
+
 def load_real(split: str, directory: Path = REAL) -> list[Labelled]:
     """The real pastes of one split (``dev`` or ``test``) from the manifest."""
     with (directory / "manifest.tsv").open(encoding="utf-8", newline="") as handle:
@@ -52,7 +58,7 @@ def load_real(split: str, directory: Path = REAL) -> list[Labelled]:
             (directory / "pastes" / row["file"]).read_bytes(),
             () if row["accept"] == "negative" else tuple(row["accept"].split(",")),
             explicit_only=row["explicit_only"] == "true",
-            project=other_name.get(row["source"].lower(), row["source"].lower()),
+            project=project_of(row["source"], other_name),
         )
         for row in rows
         if row["split"] == split

@@ -14,11 +14,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.services import Services
-from bot.model.results import Reply
 from bot.replies.blocks import section
 from bot.replies.buttons import click_from_body
 from bot.replies.mrkdwn import escape_mrkdwn
-from handlers.common import send_via_response_url
+from handlers.common import say_privately
 from handlers.drain import who_can
 from handlers.reviewers import Reviewers
 
@@ -42,8 +41,7 @@ def register(app: AsyncApp, services: Services, operator_ids: list[str], alertma
     operators = Reviewers(operator_ids)
 
     async def tell(respond: AsyncRespond, channel: str, user: str, said: str) -> None:
-        reply = Reply(text=said, blocks=[section(said)], plain=said)
-        await send_via_response_url(services, respond, reply, channel=channel, user=user)
+        await say_privately(services, respond, said, channel=channel, user=user)
 
     @app.action(ACTION_SILENCE)
     async def silence(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond, client: AsyncWebClient) -> None:

@@ -18,6 +18,7 @@ from bot.app.services import Services
 from bot.app.workers import Busy
 from bot.model.case import Lang
 from bot.model.results import Reply
+from bot.replies.blocks import section
 from bot.replies.labels import label
 from bot.replies.render import message_reply
 
@@ -111,6 +112,18 @@ async def send_via_response_url(
         unfurl_links=False,
         unfurl_media=False,
     )
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """A payload field as a dict (``{}`` when Slack sent something else): payloads are read, never trusted."""
+    return value if isinstance(value, dict) else {}
+
+
+async def say_privately(services: Services, respond: AsyncRespond, said_md: str, *, channel: str, user: str) -> None:
+    """A one-line answer to the clicker only. ``said_md`` is ours (mentions of operators included); the caller
+    escapes any part a person or a scheduler wrote."""
+    reply = Reply(text=said_md, blocks=[section(said_md)], plain=said_md)
+    await send_via_response_url(services, respond, reply, channel=channel, user=user)
 
 
 async def matched(

@@ -18,13 +18,9 @@ from bot.app.services import Services
 from bot.replies.buttons import click_from_body
 from bot.replies.clicks import invalid_reply
 from bot.replies.drafts import ACTION_DRAFT, DRAFT_CALLBACK, loading_view
-from handlers.common import send_via_response_url
+from handlers.common import as_dict, send_via_response_url
 
 log = logging.getLogger("incident_bot.drafts")
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def register(app: AsyncApp, services: Services) -> None:
@@ -46,8 +42,8 @@ def register(app: AsyncApp, services: Services) -> None:
             log.warning("views.open failed: %s", exc.response.get("error"))
             return
         view_id = str((opened.get("view") or {}).get("id") or "")
-        container = _dict(body.get("container"))
-        message = _dict(body.get("message"))
+        container = as_dict(body.get("container"))
+        message = as_dict(body.get("message"))
         thread = str(container.get("thread_ts") or message.get("thread_ts") or "")
         # The paste's own message: the thread parent the answer replied under (a private answer outside a
         # thread has no message to link).
@@ -68,7 +64,7 @@ def register(app: AsyncApp, services: Services) -> None:
     @app.view(DRAFT_CALLBACK)
     async def submit_draft(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         user = str((body.get("user") or {}).get("id") or "")
-        view = _dict(body.get("view"))
+        view = as_dict(body.get("view"))
         outcome = await services.pools.io(flow.submit, view, user)
         if outcome.errors:
             await ack(response_action="errors", errors=outcome.errors)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -18,8 +17,6 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.drains import Drains, Outcome, drain_reason
 from bot.app.services import Services
-from bot.model.results import Reply
-from bot.replies.blocks import section
 from bot.replies.buttons import click_from_body
 from bot.replies.drain import (
     ACTION_APPROVE,
@@ -27,6 +24,7 @@ from bot.replies.drain import (
     ACTION_RESUME,
     DRAIN_VIEW,
     RESUME_VIEW,
+    SLACK_ID,
     approve_button,
     drain_view,
     meta,
@@ -36,23 +34,22 @@ from bot.replies.drain import (
 )
 from bot.replies.mrkdwn import escape_mrkdwn
 from bot.replies.seal import SEPARATOR
-from handlers.common import send_via_response_url
+from handlers.common import as_dict, say_privately
 from handlers.reviewers import Reviewers
 
 log = logging.getLogger(__name__)
 
 
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-_SLACK_ID = re.compile(r"^[A-Z][A-Z0-9]{1,20}$")
+def _thread_of(body: dict[str, Any]) -> str:
+    """The thread a clicked message is in ("" for a message that is not in one)."""
+    container = as_dict(body.get("container"))
+    return str(container.get("thread_ts") or as_dict(body.get("message")).get("thread_ts") or "")
 
 
 def who_can(operators: Reviewers) -> str:
     """The operators as mentions (ids from OPERATORS, checked to be Slack ids; nothing else is markup)."""
-    users = [f"<@{u}>" for u in sorted(operators.users) if _SLACK_ID.match(u)]
-    groups = [f"<!subteam^{g}>" for g in sorted(operators.groups) if _SLACK_ID.match(g)]
+    users = [f"<@{u}>" for u in sorted(operators.users) if SLACK_ID.match(u)]
+    groups = [f"<!subteam^{g}>" for g in sorted(operators.groups) if SLACK_ID.match(g)]
     return ", ".join(users + groups) or "nobody (OPERATORS is empty)"
 
 
@@ -68,9 +65,7 @@ def register(app: AsyncApp, services: Services, operator_ids: Iterable[str]) -> 
         return services.incident.drains
 
     async def refuse(respond: AsyncRespond, channel: str, user: str, said: str) -> None:
-        """``said`` is ours (mentions of operators included); any user-written part is escaped by the caller."""
-        reply = Reply(text=said, blocks=[section(said)], plain=said)
-        await send_via_response_url(services, respond, reply, channel=channel, user=user)
+        await say_privately(services, respond, said, channel=channel, user=user)
 
     async def record(client: AsyncWebClient, channel: str, thread: str, said: str, buttons: list[Any]) -> None:
         try:
@@ -121,7 +116,7 @@ def register(app: AsyncApp, services: Services, operator_ids: Iterable[str]) -> 
         except SlackApiError as exc:
             log.warning("drain: chat.getPermalink failed: %s", exc.response.get("error"))
         reason = drain_reason(case_id, gist.split(";")[0][:80], link)
-        over = await services.pools.io(drains._drains_last_hour) >= drains.policy.limit_per_hour
+        over = await services.pools.io(drains.drains_last_hour) >= drains.policy.limit_per_hour
         limited = (
             f"More than {drains.policy.limit_per_hour} drains in the last hour: a second operator will have to approve."
             if over
@@ -150,12 +145,12 @@ def register(app: AsyncApp, services: Services, operator_ids: Iterable[str]) -> 
         return {k: str(v) for k, v in data.items()}
 
     def _field(view: dict[str, Any], block: str, action: str) -> Any:
-        return _dict(_dict(_dict(_dict(view.get("state")).get("values")).get(block)).get(action))
+        return as_dict(as_dict(as_dict(as_dict(view.get("state")).get("values")).get(block)).get(action))
 
     @app.view(DRAIN_VIEW)
     async def drain_submitted(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
-        user = str(_dict(body.get("user")).get("id") or "")
-        view = _dict(body.get("view"))
+        user = str(as_dict(body.get("user")).get("id") or "")
+        view = as_dict(body.get("view"))
         opened = _opened(view, user)
         drains = desk()
         if opened is None or drains is None:
@@ -197,8 +192,7 @@ def register(app: AsyncApp, services: Services, operator_ids: Iterable[str]) -> 
         if out.status == "refused":
             await refuse(respond, click.channel_id, click.user_id, f"Not approved: {escape_mrkdwn(out.message)}")
             return
-        container = _dict(body.get("container"))
-        thread = str(container.get("thread_ts") or _dict(body.get("message")).get("thread_ts") or "")
+        thread = _thread_of(body)
         await told(client, out, click.user_id, node, click.channel_id, thread)
 
     @app.action(ACTION_RESUME)
@@ -220,8 +214,7 @@ def register(app: AsyncApp, services: Services, operator_ids: Iterable[str]) -> 
             await refuse(respond, click.channel_id, click.user_id, f"Not resumed: {escape_mrkdwn(problem or '')}")
             return
         ours = await services.pools.io(drains.made_by_bot, node, state)
-        container = _dict(body.get("container"))
-        thread = str(container.get("thread_ts") or _dict(body.get("message")).get("thread_ts") or "")
+        thread = _thread_of(body)
         sealed = feedback.seal_value(
             meta(channel=click.channel_id, thread=thread, node=node), click.channel_id, click.user_id
         )
@@ -235,8 +228,8 @@ def register(app: AsyncApp, services: Services, operator_ids: Iterable[str]) -> 
 
     @app.view(RESUME_VIEW)
     async def resume_submitted(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
-        user = str(_dict(body.get("user")).get("id") or "")
-        view = _dict(body.get("view"))
+        user = str(as_dict(body.get("user")).get("id") or "")
+        view = as_dict(body.get("view"))
         opened = _opened(view, user)
         drains = desk()
         if opened is None or drains is None or not await operators.allows(client, user):
@@ -244,7 +237,7 @@ def register(app: AsyncApp, services: Services, operator_ids: Iterable[str]) -> 
             return
         note = str(_field(view, "note", "note").get("value") or "")
         chosen = _field(view, "override", "override").get("selected_options") or []
-        override = any(_dict(option).get("value") == "yes" for option in chosen)
+        override = any(as_dict(option).get("value") == "yes" for option in chosen)
         node, channel, thread = opened["node"], opened["channel"], opened["thread"]
         out = await services.pools.io(drains.resume, user, node, channel, thread, override=override, note=note)
         if out.status == "refused":

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.quality import aliases, project_of
 from bot.ops.settings import BUNDLED_CASES
 
 REAL = Path(__file__).parent / "fixtures" / "real"
@@ -30,21 +31,12 @@ ROWS = manifest()
 CASE_IDS = {path.stem for path in BUNDLED_CASES.glob("*.json")}
 
 
-def _aliases() -> dict[str, str]:
-    with (REAL / "aliases.tsv").open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-    assert all(row["why"] for row in rows)
-    return {row["name"].lower(): row["project"].lower() for row in rows}
-
-
-ALIASES = _aliases()
+ALIASES = aliases(REAL)
 
 
 def project(source: str) -> str:
-    """The project a source belongs to, whatever its name: a renamed repository and a mirror are one
-    project (``aliases.tsv``); GitHub names are case-insensitive."""
-    name = source.lower()
-    return ALIASES.get(name, name)
+    """The project a source belongs to, whatever its name (``aliases.tsv``, ``bench.quality.project_of``)."""
+    return project_of(source, ALIASES)
 
 
 def _thread(url: str) -> str:
@@ -75,6 +67,12 @@ def test_no_project_is_in_both_splits() -> None:
     for row in ROWS:
         splits.setdefault(project(row["source"]), set()).add(row["split"])
     assert [source for source, seen in splits.items() if len(seen) > 1] == []
+
+
+def test_every_alias_says_why_with_a_public_url() -> None:
+    with (REAL / "aliases.tsv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    assert rows and all(row["why"] and row["url"].startswith("https://") for row in rows)
 
 
 def test_the_alias_table_names_projects_the_corpus_uses() -> None:

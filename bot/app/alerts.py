@@ -10,7 +10,6 @@ about one message per second per channel).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ from bot.matching.alerts import (
     alert_text,
     firing_value,
     group_alerts,
+    pci_of,
     read_notification,
 )
 from bot.model.case import Lang
@@ -32,7 +32,6 @@ from bot.replies.mrkdwn import escape_mrkdwn
 __all__ = ["AlertDesk", "AlertPlan", "NotificationError", "parse_routes", "read_notification", "resolved_block"]
 SUMMARY_AFTER = 5
 SHOWN = 3
-_PCI = re.compile(r"(?:0{4})?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2})(?:\.[0-7])?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +98,12 @@ class AlertDesk:
         if not node or not result.matches:
             return result
         fills = {"node": node}
-        pci = _PCI.search(alert.labels.get("pci_bus_id", ""))
+        pci = pci_of(alert.labels)
         gpu = alert.labels.get("gpu", "")
         summary = f"failed on {node}"
         if pci:
-            fills["pci"] = f"{pci.group(1).lower()}.0"
-            summary += f" · GPU PCI {pci.group(1).lower()}"
+            fills["pci"] = f"{pci}.0"
+            summary += f" · GPU PCI {pci}"
         if gpu.isdigit():
             fills["gpu"] = gpu
         info = SuspectInfo(

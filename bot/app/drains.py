@@ -72,7 +72,7 @@ class Drains:
             return None, f"{node} is not a node the scheduler knows; nothing was changed"
         return state, None
 
-    def _drains_last_hour(self) -> int:
+    def drains_last_hour(self) -> int:
         since = self._now() - timedelta(hours=1)
         return sum(1 for a in self.storage.list_actions(since) if a.kind == "drain" and a.status == "done")
 
@@ -92,7 +92,7 @@ class Drains:
             said = f"{node} is {state.state} already" + (f" (reason: {state.reason})" if state.reason else "")
             self._store(replace(base, answer=said))
             return Outcome("refused", said + "; nothing was changed", command=command)
-        if self._drains_last_hour() >= self.policy.limit_per_hour:
+        if self.drains_last_hour() >= self.policy.limit_per_hour:
             action_id = self._store(replace(base, status="pending"))
             said = (
                 f"more than {self.policy.limit_per_hour} drains in the last hour: another operator must approve "

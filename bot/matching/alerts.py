@@ -101,11 +101,12 @@ def _clean(value: str) -> str:
     return _SAFE.sub(" ", value)[:300]
 
 
-def _pci(labels: Mapping[str, str]) -> str:
-    """dcgm-exporter's pci_bus_id (00000000:3B:00.0) as the driver prints it in an Xid line (0000:3b:00)."""
+def pci_of(labels: Mapping[str, str]) -> str | None:
+    """dcgm-exporter's pci_bus_id (00000000:3B:00.0) as the driver prints it in an Xid line (0000:3b:00), or
+    None when the label is missing or not a bus id: the Xid line and the suspects read the same value."""
     raw = labels.get("pci_bus_id", "").lower()
     found = re.fullmatch(r"(?:0{4})?([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})(?:\.[0-7])?", raw)
-    return f"{found.group(1)}:{found.group(2)}:{found.group(3)}" if found else "0000:00:00"
+    return f"{found.group(1)}:{found.group(2)}:{found.group(3)}" if found else None
 
 
 def alert_text(alert: Alert, host: str, value: str = "") -> str:
@@ -117,7 +118,9 @@ def alert_text(alert: Alert, host: str, value: str = "") -> str:
     is_xid = "XID" in alert.name.upper() or "XID" in name.upper() or labels.get("err_code") or labels.get("xid")
     if is_xid and xid and xid.isdigit() and xid != "0":
         message = labels.get("err_msg") or _XID_NAMES.get(xid, "")
-        lines.append(f"{host} kernel: NVRM: Xid (PCI:{_pci(labels)}): {xid}, {_clean(message)}".rstrip(", "))
+        lines.append(
+            f"{host} kernel: NVRM: Xid (PCI:{pci_of(labels) or '0000:00:00'}): {xid}, {_clean(message)}".rstrip(", ")
+        )
     if any(word in (alert.name + name).upper() for word in ("ECC", "DBE")):
         lines.append(f"{host}: uncorrectable ECC error encountered (GPU {_clean(labels.get('gpu', '?'))})")
     if "ROW_REMAP" in (alert.name + name).upper() or "REMAP" in alert.name.upper():

@@ -34,6 +34,18 @@ def _button(text: str, action_id: str, value: str, style: str | None = None) -> 
     return button
 
 
+def _modal(callback_id: str, title: str, submit: str, meta: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "type": "modal",
+        "callback_id": callback_id,
+        "private_metadata": meta,
+        "title": {"type": "plain_text", "text": title},
+        "submit": {"type": "plain_text", "text": submit},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": blocks,
+    }
+
+
 def drain_actions(nodes: list[tuple[str, str]]) -> dict[str, Any]:
     """An actions block with a Drain button per (node, sealed value)."""
     return {
@@ -63,15 +75,7 @@ def drain_view(node: str, reason: str, command: str, meta: str, limited: str = "
     ]
     if limited:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": escape_mrkdwn(limited)}]})
-    return {
-        "type": "modal",
-        "callback_id": DRAIN_VIEW,
-        "private_metadata": meta,
-        "title": {"type": "plain_text", "text": "Drain a node"},
-        "submit": {"type": "plain_text", "text": "Drain"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": blocks,
-    }
+    return _modal(DRAIN_VIEW, "Drain a node", "Drain", meta, blocks)
 
 
 def resume_view(node: str, command: str, meta: str, made_by_bot: bool) -> dict[str, Any]:
@@ -108,15 +112,7 @@ def resume_view(node: str, command: str, meta: str, made_by_bot: bool) -> dict[s
             "element": {"type": "plain_text_input", "action_id": "note", "max_length": 200},
         }
     )
-    return {
-        "type": "modal",
-        "callback_id": RESUME_VIEW,
-        "private_metadata": meta,
-        "title": {"type": "plain_text", "text": "Resume a node"},
-        "submit": {"type": "plain_text", "text": "Resume"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": blocks,
-    }
+    return _modal(RESUME_VIEW, "Resume a node", "Resume", meta, blocks)
 
 
 def meta(**values: str) -> str:
@@ -140,7 +136,7 @@ def resume_button(node: str, value: str) -> dict[str, Any]:
 
 
 _VERB = {"drain": "drained", "resume": "resumed"}
-_ID = re.compile(r"^[A-Z][A-Z0-9]{1,20}$")
+SLACK_ID = re.compile(r"^[A-Z][A-Z0-9]{1,20}$")  # a Slack user or group id: safe to write as a mention
 
 
 def action_lines(actions: Sequence[ActionRecord], limit: int = 10) -> list[tuple[str, str]]:
@@ -150,7 +146,7 @@ def action_lines(actions: Sequence[ActionRecord], limit: int = 10) -> list[tuple
     for action in [a for a in actions if a.status == "done"][:limit]:
         verb = _VERB.get(action.kind, action.kind)
         when = f"{action.created_at:%Y-%m-%d %H:%M} UTC"
-        who_md = f"<@{action.user_id}>" if _ID.match(action.user_id) else escape_mrkdwn(action.user_id)
+        who_md = f"<@{action.user_id}>" if SLACK_ID.match(action.user_id) else escape_mrkdwn(action.user_id)
         approved = f", approved by {action.approved_by}" if action.approved_by else ""
         reason = f" (reason: {action.reason})" if action.reason else ""
         plain = f"{action.node}: {verb} from Slack by {action.user_id} at {when}{approved}{reason}"

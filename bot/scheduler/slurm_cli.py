@@ -14,10 +14,10 @@ import re
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 from bot.model.nodestate import NodeState, SchedulerError
-from bot.scheduler.slurm_state import from_words
+from bot.scheduler.slurm_state import from_epoch, from_words
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _OUTPUT_CAP = 4 << 20
@@ -27,10 +27,7 @@ _SINFO_FORMAT = "%N|%T|%u|%H|%E"
 
 
 def _epoch(text: str) -> datetime | None:
-    return _EPOCH + timedelta(seconds=int(text)) if text.isdigit() and int(text) > 0 else None
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # a time the scheduler printed, as seconds since it
+    return from_epoch(int(text)) if text.isdigit() else None
 
 
 class SlurmCli:

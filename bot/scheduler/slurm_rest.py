@@ -13,21 +13,17 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 
 from bot.model.nodestate import NodeState, SchedulerError
 from bot.scheduler.hostlist import expand
-from bot.scheduler.slurm_state import from_words
+from bot.scheduler.slurm_state import from_epoch, from_words
 
 API = "v0.0.38"
 _BODY_CAP = 16 << 20
 _RUNNING = {"RUNNING", "COMPLETING"}
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # a time the scheduler printed, as seconds since it
 
 
 class TokenFile:
@@ -118,7 +114,7 @@ class SlurmRest:
                 not_responding=not_responding,
                 reason=str(node.get("reason") or "") or None,
                 reason_by=(str(node.get("reason_set_by_user") or "") or None) if node.get("reason") else None,
-                reason_at=_EPOCH + timedelta(seconds=changed) if isinstance(changed, int) and changed > 0 else None,
+                reason_at=from_epoch(changed) if isinstance(changed, int) else None,
                 jobs=len(here),
                 users=tuple(sorted(set(here))),
                 failed_24h=None,

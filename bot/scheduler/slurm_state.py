@@ -9,6 +9,7 @@ left, which is what a GPU reset may wait for.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 
 from bot.model.nodestate import State
 
@@ -59,3 +60,11 @@ def from_words(base: str, flags: Iterable[str] = (), jobs: int = 0) -> tuple[Sta
         busy = jobs > 0 or state in ("allocated", "mixed", "draining") or "completing" in flag_words
         return ("draining" if busy else "drained"), not_responding
     return state, not_responding
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def from_epoch(seconds: int) -> datetime | None:
+    """A time Slurm printed as seconds since the epoch (0 or less: none)."""
+    return _EPOCH + timedelta(seconds=seconds) if seconds > 0 else None
